@@ -1,0 +1,81 @@
+/**
+ * Typed configuration parsed once from `Env`. Owns the defaults; callers never read raw env
+ * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
+ */
+import { z } from "zod";
+import type { Env } from "./env.ts";
+
+/** Parsed configuration shared by the Worker and the session Durable Object. */
+export interface Config {
+  /** API key → tenant id. Empty when no keys are configured (every request then gets 401). */
+  apiKeys: ReadonlyMap<string, string>;
+  upstream: {
+    /** Base URL without a trailing slash, including `/v1`. */
+    baseUrl: string;
+    /** Bearer token for the upstream, or null to send none. */
+    apiKey: string | null;
+  };
+  /** Model ids advertised by `GET /v1/models`. */
+  models: readonly string[];
+  /** WebSocket connection lifetime in ms. */
+  maxConnectionMs: number;
+}
+
+/** The lifetime OpenAI gives a Responses WebSocket (brief §1.4): 60 minutes, in ms. */
+export const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+
+const keyPair = z
+  .string()
+  .regex(/^[^:\s]+:[A-Za-z0-9_.-]{1,64}$/, "each entry must be `key:tenant` (tenant: letters, digits, _ . -)");
+
+/**
+ * Parses `DELTAGATE_API_KEYS` (`key:tenant,key2:tenant2`) into a map.
+ * @throws {Error} naming the bad entry's index (never the key itself) when an entry is malformed.
+ */
+export function parseApiKeys(raw: string | undefined): Map<string, string> {
+  const keys = new Map<string, string>();
+  if (!raw) return keys;
+  raw
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0)
+    .forEach((entry, index) => {
+      if (!keyPair.safeParse(entry).success) {
+        throw new Error(`DELTAGATE_API_KEYS entry #${index + 1} is not of the form key:tenant`);
+      }
+      const cut = entry.lastIndexOf(":");
+      keys.set(entry.slice(0, cut), entry.slice(cut + 1));
+    });
+  return keys;
+}
+
+const cache = new WeakMap<Env, Config>();
+
+/**
+ * Returns the typed `Config` for an `Env`, parsing it on first use (memoized per env object).
+ * @throws {Error} when a variable is malformed (bad URL, bad key list, non-positive lifetime).
+ */
+export function parseConfig(env: Env): Config {
+  const cached = cache.get(env);
+  if (cached) return cached;
+  const baseUrl = z
+    .url({ protocol: /^https?$/ })
+    .parse(env.UPSTREAM_BASE_URL ?? "https://api.openai.com/v1")
+    .replace(/\/+$/, "");
+  const maxConnectionMs = z.coerce
+    .number()
+    .int()
+    .positive()
+    .parse(env.WS_MAX_CONNECTION_MS ?? DEFAULT_MAX_CONNECTION_MS);
+  const config: Config = {
+    apiKeys: parseApiKeys(env.DELTAGATE_API_KEYS),
+    upstream: { baseUrl, apiKey: env.UPSTREAM_API_KEY ? env.UPSTREAM_API_KEY : null },
+    models: (env.MODELS ?? "")
+      .split(",")
+      .map((m) => m.trim())
+      .filter((m) => m.length > 0),
+    maxConnectionMs,
+  };
+  cache.set(env, config);
+  return config;
+}

@@ -1,0 +1,22 @@
+/**
+ * The Worker's bindings and variables, as declared in wrangler.toml, .dev.vars and secrets.
+ * Every value arrives as an untrusted string; `parseConfig` turns them into a typed `Config`.
+ * Source: https://developers.cloudflare.com/workers/configuration/environment-variables/
+ */
+import type { SessionDurableObject } from "../session/session-do.ts";
+
+/** Raw environment of the Worker and of each session Durable Object. */
+export interface Env {
+  /** Durable Object namespace binding: one instance per (tenant, session). */
+  SESSIONS: DurableObjectNamespace<SessionDurableObject>;
+  /** OpenAI-compatible base URL including `/v1`, e.g. `https://api.openai.com/v1`. */
+  UPSTREAM_BASE_URL?: string;
+  /** Secret bearer token sent upstream; never logged or echoed. */
+  UPSTREAM_API_KEY?: string;
+  /** Secret: comma-separated `key:tenant` pairs that Deltagate accepts. */
+  DELTAGATE_API_KEYS?: string;
+  /** Comma-separated model ids listed by `GET /v1/models`. */
+  MODELS?: string;
+  /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
+  WS_MAX_CONNECTION_MS?: string;
+}

@@ -1,0 +1,56 @@
+/**
+ * Re-keys upstream output to Deltagate's own ids. Owns the upstream-id → Deltagate-id map of one
+ * response. Invariants: the same upstream item always maps to the same Deltagate id, so
+ * `output_item.added`, every delta's `item_id` and `output_item.done` agree (the openai SDK's
+ * accumulator checks this, brief §3.4); `call_id`s are kept (the client answers with them), and
+ * reasoning item ids are kept (they are the upstream's references to its encrypted content).
+ */
+import type { StoredItem } from "../protocol/items.ts";
+import { newItemId } from "../util/ids.ts";
+
+type JsonObject = { [field: string]: unknown };
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Id map for one response's output. */
+export class OutputRekeyer {
+  private readonly byUpstreamId = new Map<string, string>();
+  private readonly byIndex = new Map<number, string>();
+
+  /** Deltagate's id for the item at `outputIndex` whose upstream id is `upstreamId`. */
+  idFor(type: string, upstreamId: string | undefined, outputIndex: number | undefined): string {
+    if (upstreamId && this.byUpstreamId.has(upstreamId)) return this.byUpstreamId.get(upstreamId)!;
+    if (upstreamId === undefined && outputIndex !== undefined && this.byIndex.has(outputIndex)) {
+      return this.byIndex.get(outputIndex)!;
+    }
+    const id = type === "reasoning" && upstreamId ? upstreamId : newItemId(type);
+    if (upstreamId) this.byUpstreamId.set(upstreamId, id);
+    if (outputIndex !== undefined) this.byIndex.set(outputIndex, id);
+    return id;
+  }
+
+  /** A copy of an upstream output item carrying Deltagate's id. */
+  item(raw: unknown, outputIndex: number | undefined): StoredItem {
+    const item: JsonObject = isObject(raw) ? { ...raw } : {};
+    const type = typeof item.type === "string" ? item.type : "message";
+    item.type = type;
+    item.id = this.idFor(type, typeof item.id === "string" ? item.id : undefined, outputIndex);
+    return item as StoredItem;
+  }
+
+  /**
+   * A copy of an upstream output event with `item.id` and `item_id` rewritten.
+   * Lifecycle fields (`type`, `sequence_number`, `response`) are left to the caller.
+   */
+  event(raw: JsonObject): JsonObject {
+    const event: JsonObject = { ...raw };
+    const outputIndex = typeof event.output_index === "number" ? event.output_index : undefined;
+    if ("item" in event) event.item = this.item(event.item, outputIndex);
+    if (typeof event.item_id === "string") {
+      event.item_id = this.byUpstreamId.get(event.item_id) ?? this.idFor("message", event.item_id, outputIndex);
+    }
+    return event;
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * `response.create` parameters (brief §2.1) — the same body as `POST /v1/responses` plus the
+ * WebSocket-only `generate` and `stream_id`. Owns request validation into a typed `CreateRequest`.
+ * Unknown top-level fields are accepted and ignored (clients such as Codex send private fields
+ * like `client_metadata`), so new OpenAI fields never break a client.
+ * Source: https://platform.openai.com/docs/api-reference/responses/create
+ */
+import { z } from "zod";
+import { type Item, inputItem } from "./items.ts";
+
+/** A JSON value, for settings Deltagate forwards without interpreting. */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+const json: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
+);
+
+/** A tool definition (`{type:"function", name, parameters, strict, description}` or a hosted tool). */
+const tool = z.looseObject({ type: z.string().min(1) });
+
+/** `stream_id` lane label syntax (brief §1.4). */
+export const STREAM_ID_PATTERN = /^[A-Za-z0-9_.-]{1,256}$/;
+
+/** Settings that belong to one response: echoed on the Response object, forwarded upstream. */
+export const turnSettings = z.looseObject({
+  model: z.string().min(1, "Missing required parameter: 'model'."),
+  instructions: z.string().nullish(),
+  tools: z.array(tool).nullish(),
+  tool_choice: json.optional(),
+  parallel_tool_calls: z.boolean().nullish(),
+  max_tool_calls: z.number().int().positive().nullish(),
+  reasoning: z.record(z.string(), json).nullish(),
+  include: z.array(z.string()).nullish(),
+  text: z.record(z.string(), json).nullish(),
+  max_output_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  top_logprobs: z.number().int().min(0).max(20).nullish(),
+  truncation: z.enum(["auto", "disabled"]).nullish(),
+  metadata: z.record(z.string(), z.string().max(512)).nullish(),
+  user: z.string().nullish(),
+  safety_identifier: z.string().nullish(),
+  service_tier: z.string().nullish(),
+  prompt_cache_key: z.string().nullish(),
+  prompt_cache_retention: z.string().nullish(),
+});
+
+/** The create body shared by HTTP and WebSocket. */
+export const createRequest = turnSettings.extend({
+  input: z.union([z.string(), z.array(inputItem)]).default([]),
+  previous_response_id: z.string().min(1).nullish(),
+  store: z.boolean().nullish(),
+  stream: z.boolean().nullish(),
+  background: z.boolean().nullish(),
+  conversation: json.optional(),
+  /** WebSocket only: `false` = warm-up, no model output (brief §2.1). */
+  generate: z.boolean().nullish(),
+  /** WebSocket only: lane label (brief §1.4). Syntax is checked by the lane scheduler. */
+  stream_id: z.string().nullish(),
+});
+
+/** A validated create request (settings keep their wire names). */
+export type CreateRequest = z.infer<typeof createRequest>;
+/** The per-response settings subset. */
+export type TurnSettings = z.infer<typeof turnSettings>;
+
+/** The settings that are sent upstream and echoed on the Response object, by wire name. */
+export const FORWARDED_SETTINGS = [
+  "instructions",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_tool_calls",
+  "reasoning",
+  "include",
+  "text",
+  "max_output_tokens",
+  "temperature",
+  "top_p",
+  "top_logprobs",
+  "truncation",
+  "user",
+  "safety_identifier",
+  "service_tier",
+  "prompt_cache_key",
+  "prompt_cache_retention",
+] as const satisfies readonly (keyof TurnSettings)[];
+
+/** The normalized input of a create: always an item array (a string becomes one user message). */
+export function normalizeInput(input: CreateRequest["input"]): Item[] {
+  if (typeof input === "string") {
+    return [{ type: "message", role: "user", content: [{ type: "input_text", text: input }] }];
+  }
+  return input;
+}

@@ -1,0 +1,93 @@
+/**
+ * OpenAI-shaped errors: one class for every error Deltagate reports, plus constructors for the
+ * codes and messages of the brief (§1.5 table, §4.3, §5 "Errors"). The same value becomes an
+ * HTTP JSON envelope (`{"error":{…}}`) or a WebSocket `error` event with `status`.
+ * Invariant: messages never contain secrets (API keys are never interpolated).
+ */
+
+/** The `error` object of OpenAI's envelope. */
+export interface ErrorBody {
+  type: string;
+  code: string | null;
+  message: string;
+  param: string | null;
+}
+
+/** An error with an HTTP status, reported as OpenAI reports it. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string | null;
+  readonly param: string | null;
+
+  /**
+   * @param status HTTP status (4xx/5xx) reported on HTTP and as `status` on WebSocket error events.
+   * @param body OpenAI error fields; `message` is shown to the client verbatim.
+   */
+  constructor(status: number, body: ErrorBody) {
+    super(body.message);
+    this.name = "ApiError";
+    this.status = status;
+    this.type = body.type;
+    this.code = body.code;
+    this.param = body.param;
+  }
+
+  /** The `{type, code, message, param}` object placed under `error`. */
+  toBody(): ErrorBody {
+    return { type: this.type, code: this.code, message: this.message, param: this.param };
+  }
+}
+
+/** 400 `invalid_request_error` helper. */
+export function invalidRequest(message: string, param: string | null = null, code: string | null = null) {
+  return new ApiError(400, { type: "invalid_request_error", code, message, param });
+}
+
+/** 400 `previous_response_not_found` with OpenAI's wording (brief §1.5). */
+export function previousResponseNotFound(id: string): ApiError {
+  return invalidRequest(
+    `Previous response with id '${id}' not found.`,
+    "previous_response_id",
+    "previous_response_not_found",
+  );
+}
+
+/** 404 for an unknown response id (brief §5). */
+export function responseNotFound(id: string): ApiError {
+  return new ApiError(404, {
+    type: "invalid_request_error",
+    code: null,
+    message: `Response with id '${id}' not found.`,
+    param: null,
+  });
+}
+
+/** 401 `invalid_api_key`; never echoes the key that was sent. */
+export function invalidApiKey(): ApiError {
+  return new ApiError(401, {
+    type: "invalid_request_error",
+    code: "invalid_api_key",
+    message: "Incorrect or missing API key. Send `Authorization: Bearer <key>` or an `api-key` header.",
+    param: null,
+  });
+}
+
+/** 400 when the 60-minute WebSocket lifetime is reached (brief §1.5, exact OpenAI wording). */
+export function connectionLimitReached(minutes: number): ApiError {
+  return invalidRequest(
+    `Responses websocket connection limit reached (${minutes} minutes). Create a new websocket connection to continue.`,
+    null,
+    "websocket_connection_limit_reached",
+  );
+}
+
+/** 500 for unexpected failures; the cause is logged, not sent. */
+export function internalError(): ApiError {
+  return new ApiError(500, {
+    type: "server_error",
+    code: "server_error",
+    message: "The server had an error while processing your request.",
+    param: null,
+  });
+}

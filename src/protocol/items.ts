@@ -1,0 +1,103 @@
+/**
+ * Input items of the Responses API (brief §2.1, §4.3): zod schemas and their typed values.
+ * Owns item validation at the trust boundary. Known item types are checked field by field so a
+ * bad field yields an error naming it (`input[3].call_id`); other item types (hosted-tool calls,
+ * custom tool calls…) pass through as opaque objects with a `type`.
+ * Source: https://platform.openai.com/docs/api-reference/responses/create (input items).
+ */
+import { z } from "zod";
+
+const role = z.enum(["user", "assistant", "system", "developer"]);
+
+/** A content part of a message: input_text, input_image, input_file, output_text, refusal… */
+const contentPart = z.looseObject({ type: z.string().min(1) });
+
+/** `message` item (the `type` may be omitted by clients, as in EasyInputMessage). */
+export const messageItem = z.looseObject({
+  type: z.literal("message"),
+  id: z.string().min(1).optional(),
+  role,
+  content: z.union([z.string(), z.array(contentPart)]),
+});
+
+/** `function_call` item: a tool call the model made (brief §3.3). */
+export const functionCallItem = z.looseObject({
+  type: z.literal("function_call"),
+  id: z.string().min(1).optional(),
+  call_id: z.string().min(1),
+  name: z.string().min(1),
+  arguments: z.string(),
+});
+
+/** `function_call_output` item: the client's tool result, paired by `call_id` (brief §4.3). */
+export const functionCallOutputItem = z.looseObject({
+  type: z.literal("function_call_output"),
+  id: z.string().min(1).optional(),
+  call_id: z.string().min(1),
+  output: z.union([z.string(), z.array(contentPart)]),
+});
+
+/** `reasoning` item, carried through history unchanged (encrypted content included). */
+export const reasoningItem = z.looseObject({
+  type: z.literal("reasoning"),
+  id: z.string().min(1).optional(),
+  summary: z.array(z.looseObject({ type: z.string(), text: z.string() })).default([]),
+});
+
+const otherItem = z.looseObject({ type: z.string().min(1), id: z.string().min(1).optional() });
+
+export type MessageItem = z.infer<typeof messageItem>;
+export type FunctionCallItem = z.infer<typeof functionCallItem>;
+export type FunctionCallOutputItem = z.infer<typeof functionCallOutputItem>;
+export type ReasoningItem = z.infer<typeof reasoningItem>;
+/** An item of another type (hosted tools, custom tools…), kept as sent. */
+export type OtherItem = z.infer<typeof otherItem>;
+
+/** Any validated item: what the conversation store keeps and the upstream receives. */
+export type Item = MessageItem | FunctionCallItem | FunctionCallOutputItem | ReasoningItem | OtherItem;
+
+/** An item after Deltagate assigned it an id (every stored item has one). */
+export type StoredItem = Item & { id: string };
+
+const schemaByType: Record<string, z.ZodType<Item>> = {
+  message: messageItem,
+  function_call: functionCallItem,
+  function_call_output: functionCallOutputItem,
+  reasoning: reasoningItem,
+};
+
+/**
+ * The schema for one input item: adds `type:"message"` to role-only items, then validates by
+ * type. `item_reference` is rejected (Deltagate keeps no global item index; send the item).
+ */
+export const inputItem: z.ZodType<Item> = z.preprocess(
+  (value) => {
+    if (value && typeof value === "object" && !Array.isArray(value) && !("type" in value) && "role" in value) {
+      return { ...value, type: "message" };
+    }
+    return value;
+  },
+  z.looseObject({ type: z.string().min(1) }).transform((value, ctx): Item => {
+    if (value.type === "item_reference") {
+      ctx.addIssue({ code: "custom", message: "item_reference input items are not supported; send the item." });
+      return z.NEVER;
+    }
+    const schema = schemaByType[value.type] ?? otherItem;
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);
+      return z.NEVER;
+    }
+    return parsed.data;
+  }),
+);
+
+/** Narrows an item to a `function_call`. */
+export function isFunctionCall(item: Item): item is FunctionCallItem {
+  return item.type === "function_call";
+}
+
+/** Narrows an item to a `function_call_output`. */
+export function isFunctionCallOutput(item: Item): item is FunctionCallOutputItem {
+  return item.type === "function_call_output";
+}

@@ -1,0 +1,73 @@
+/**
+ * Per-socket state of a session Durable Object. Owns what survives hibernation (the
+ * attachment: ≤ 16 KiB, structured-clone) and what lives only while the Durable Object is awake
+ * (lanes, the abort controller of in-flight store:false turns).
+ * Invariant: the attachment is written once at accept time and never grows.
+ * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
+ */
+import { LaneScheduler } from "./lanes.ts";
+
+/** Serialized with `ws.serializeAttachment`; survives hibernation. */
+export interface ConnectionAttachment {
+  /** Scopes store:false responses to this socket. */
+  connId: string;
+  tenant: string;
+  sessionId: string;
+  /** Accept time, ms since the epoch (drives the 60-minute limit). */
+  openedAt: number;
+}
+
+/** In-memory state of one socket while the Durable Object is awake. */
+export class Connection {
+  readonly ws: WebSocket;
+  readonly attachment: ConnectionAttachment;
+  readonly lanes = new LaneScheduler();
+  /** Aborted when the socket closes: cancels its store:false upstream requests. */
+  readonly closed = new AbortController();
+
+  constructor(ws: WebSocket, attachment: ConnectionAttachment) {
+    this.ws = ws;
+    this.attachment = attachment;
+  }
+}
+
+/** Reads a socket's attachment, or null when it has none (not one of ours). */
+export function attachmentOf(ws: WebSocket): ConnectionAttachment | null {
+  const value: unknown = ws.deserializeAttachment();
+  if (typeof value !== "object" || value === null) return null;
+  const a = value as Partial<ConnectionAttachment>;
+  if (typeof a.connId !== "string" || typeof a.openedAt !== "number") return null;
+  return a as ConnectionAttachment;
+}
+
+/** Finds or rebuilds (after hibernation) the `Connection` of each socket. */
+export class ConnectionRegistry {
+  private readonly byWs = new Map<WebSocket, Connection>();
+
+  /** Registers a freshly accepted socket. */
+  add(ws: WebSocket, attachment: ConnectionAttachment): Connection {
+    ws.serializeAttachment(attachment);
+    const conn = new Connection(ws, attachment);
+    this.byWs.set(ws, conn);
+    return conn;
+  }
+
+  /** The connection of `ws`, rebuilt from its attachment after a wake; null if unknown. */
+  get(ws: WebSocket): Connection | null {
+    const known = this.byWs.get(ws);
+    if (known) return known;
+    const attachment = attachmentOf(ws);
+    if (!attachment) return null;
+    const conn = new Connection(ws, attachment);
+    this.byWs.set(ws, conn);
+    return conn;
+  }
+
+  /** Forgets a closed socket and aborts its in-flight store:false turns. */
+  remove(ws: WebSocket): Connection | null {
+    const conn = this.get(ws);
+    this.byWs.delete(ws);
+    conn?.closed.abort();
+    return conn;
+  }
+}

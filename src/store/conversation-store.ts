@@ -1,0 +1,232 @@
+/**
+ * Conversation state in a session Durable Object's SQLite storage: responses and their input and
+ * output items. Owns all SQL on those tables.
+ * Invariants:
+ * - a response's items are written in the same synchronous transaction as its status change, so a
+ *   reader never sees a completed response without its output;
+ * - `store:false` responses carry the owning connection id and are deleted when it closes;
+ * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
+ * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
+ */
+import type { Json } from "../protocol/create-request.ts";
+import type { StoredItem } from "../protocol/items.ts";
+import { migrate } from "./migrations.ts";
+
+/** Lifecycle status of a response (brief §3.3). */
+export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
+
+/** A stored response row, decoded. Times are ms since the epoch. */
+export interface ResponseRecord {
+  id: string;
+  parentId: string | null;
+  /** Owning connection for store:false responses, else null. */
+  connId: string | null;
+  store: boolean;
+  status: ResponseStatus;
+  model: string;
+  /** The request's per-response settings (wire names), echoed on the Response object. */
+  settings: Record<string, Json>;
+  usage: Json | null;
+  error: Json | null;
+  incompleteDetails: Json | null;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+interface ResponseRow extends Record<string, SqlStorageValue> {
+  id: string;
+  parent_id: string | null;
+  conn_id: string | null;
+  store: number;
+  status: string;
+  model: string;
+  settings: string;
+  usage: string | null;
+  error: string | null;
+  incomplete_details: string | null;
+  created_at: number;
+  completed_at: number | null;
+}
+
+const INPUT = 0;
+const OUTPUT = 1;
+
+function parseJson(text: string | null): Json | null {
+  return text === null ? null : (JSON.parse(text) as Json);
+}
+
+function decode(row: ResponseRow): ResponseRecord {
+  return {
+    id: row.id,
+    parentId: row.parent_id,
+    connId: row.conn_id,
+    store: row.store === 1,
+    status: row.status as ResponseStatus,
+    model: row.model,
+    settings: JSON.parse(row.settings) as Record<string, Json>,
+    usage: parseJson(row.usage),
+    error: parseJson(row.error),
+    incompleteDetails: parseJson(row.incomplete_details),
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+/** The terminal outcome of a response, written atomically with its output items. */
+export interface ResponseOutcome {
+  status: Exclude<ResponseStatus, "queued" | "in_progress">;
+  output: readonly StoredItem[];
+  usage: Json | null;
+  error: Json | null;
+  incompleteDetails: Json | null;
+  completedAt: number;
+}
+
+/** Data access for responses and items of one session. */
+export class ConversationStore {
+  private readonly storage: DurableObjectStorage;
+  private readonly sql: SqlStorage;
+
+  /** Runs pending schema migrations (synchronously) and wraps the storage. */
+  constructor(storage: DurableObjectStorage) {
+    this.storage = storage;
+    this.sql = storage.sql;
+    migrate(storage);
+  }
+
+  /** The response with this id, or null. */
+  get(id: string): ResponseRecord | null {
+    const row = this.sql.exec<ResponseRow>("SELECT * FROM responses WHERE id = ?", id).toArray()[0];
+    return row ? decode(row) : null;
+  }
+
+  /**
+   * Inserts a new response with its input items, in one transaction.
+   * @param record the response row (status normally `in_progress`).
+   * @param input the request's own input items, ids assigned.
+   */
+  create(record: ResponseRecord, input: readonly StoredItem[]): void {
+    this.storage.transactionSync(() => {
+      this.sql.exec(
+        `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, usage, error,
+           incomplete_details, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        record.id,
+        record.parentId,
+        record.connId,
+        record.store ? 1 : 0,
+        record.status,
+        record.model,
+        JSON.stringify(record.settings),
+        record.usage === null ? null : JSON.stringify(record.usage),
+        record.error === null ? null : JSON.stringify(record.error),
+        record.incompleteDetails === null ? null : JSON.stringify(record.incompleteDetails),
+        record.createdAt,
+        record.completedAt,
+      );
+      this.insertItems(record.id, INPUT, input);
+    });
+  }
+
+  /** Writes a response's output items and terminal status atomically. */
+  finish(id: string, outcome: ResponseOutcome): void {
+    this.storage.transactionSync(() => {
+      this.insertItems(id, OUTPUT, outcome.output);
+      this.sql.exec(
+        "UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ? WHERE id = ?",
+        outcome.status,
+        outcome.usage === null ? null : JSON.stringify(outcome.usage),
+        outcome.error === null ? null : JSON.stringify(outcome.error),
+        outcome.incompleteDetails === null ? null : JSON.stringify(outcome.incompleteDetails),
+        outcome.completedAt,
+        id,
+      );
+    });
+  }
+
+  private insertItems(responseId: string, kind: number, items: readonly StoredItem[]): void {
+    items.forEach((item, position) => {
+      this.sql.exec(
+        "INSERT INTO items (response_id, kind, position, id, type, data) VALUES (?, ?, ?, ?, ?, ?)",
+        responseId,
+        kind,
+        position,
+        item.id,
+        item.type,
+        JSON.stringify(item),
+      );
+    });
+  }
+
+  /**
+   * The model context a continuation of `responseId` starts from (brief §4.1):
+   * history(R) = history(parent(R)) + input(R) + output(R), oldest first. One recursive query.
+   */
+  history(responseId: string): StoredItem[] {
+    return this.sql
+      .exec<{ data: string }>(
+        `WITH RECURSIVE chain(id, parent_id, depth) AS (
+           SELECT id, parent_id, 0 FROM responses WHERE id = ?
+           UNION ALL
+           SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+         )
+         SELECT items.data AS data FROM chain JOIN items ON items.response_id = chain.id
+         ORDER BY chain.depth DESC, items.kind ASC, items.position ASC`,
+        responseId,
+      )
+      .toArray()
+      .map((row) => JSON.parse(row.data) as StoredItem);
+  }
+
+  /** The input (kind 0) or output (kind 1) items of one response, in order. */
+  items(responseId: string, which: "input" | "output"): StoredItem[] {
+    return this.sql
+      .exec<{ data: string }>(
+        "SELECT data FROM items WHERE response_id = ? AND kind = ? ORDER BY position",
+        responseId,
+        which === "input" ? INPUT : OUTPUT,
+      )
+      .toArray()
+      .map((row) => JSON.parse(row.data) as StoredItem);
+  }
+
+  /**
+   * Deletes every store:false response owned by a connection, with its items.
+   * @returns how many responses were deleted.
+   */
+  deleteConnectionScoped(connId: string): number {
+    let deleted = 0;
+    this.storage.transactionSync(() => {
+      this.sql.exec(
+        "DELETE FROM items WHERE response_id IN (SELECT id FROM responses WHERE conn_id = ?)",
+        connId,
+      );
+      deleted = this.sql.exec("DELETE FROM responses WHERE conn_id = ?", connId).rowsWritten;
+    });
+    return deleted;
+  }
+
+  /** Connection ids that still own store:false responses. */
+  connectionsWithScopedState(): string[] {
+    return this.sql
+      .exec<{ conn_id: string }>("SELECT DISTINCT conn_id FROM responses WHERE conn_id IS NOT NULL")
+      .toArray()
+      .map((row) => row.conn_id);
+  }
+
+  /**
+   * Marks responses left `in_progress` by an earlier instance (evicted or restarted mid-turn) as
+   * failed, so no response stays in progress forever. Called on wake, before any turn runs.
+   * @returns how many were marked.
+   */
+  failInterrupted(now: number): number {
+    return this.sql.exec(
+      `UPDATE responses SET status = 'failed', completed_at = ?, error = ?
+       WHERE status IN ('queued', 'in_progress')`,
+      now,
+      JSON.stringify({
+        code: "server_error",
+        message: "The session was restarted before this response finished.",
+      }),
+    ).rowsWritten;
+  }
+}

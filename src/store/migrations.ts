@@ -1,0 +1,41 @@
+/**
+ * Versioned schema of a session Durable Object's SQLite storage. Owns the migration list and
+ * runs pending migrations synchronously (SQL calls are synchronous, so no
+ * `blockConcurrencyWhile` is needed) inside one `transactionSync` each, on every wake.
+ * Invariant: `meta.schema_version` equals the highest migration applied; migrations are append-only.
+ * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
+ */
+import v1 from "../../migrations/0001_conversation_state.sql";
+
+/** One schema step: its version number and SQL (several `;`-separated statements allowed). */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+/** All migrations, in order. Append new ones; never edit an applied one. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, sql: v1 }];
+
+/**
+ * Applies every migration newer than the stored version.
+ * @returns the schema version after migrating.
+ * @throws whatever SQLite raises; the failing migration's transaction is rolled back.
+ */
+export function migrate(storage: DurableObjectStorage): number {
+  const sql = storage.sql;
+  sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+  const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
+  let current = row ? Number(row.value) : 0;
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    storage.transactionSync(() => {
+      sql.exec(migration.sql);
+      sql.exec(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        String(migration.version),
+      );
+    });
+    current = migration.version;
+  }
+  return current;
+}

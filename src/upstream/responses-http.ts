@@ -1,0 +1,135 @@
+/**
+ * Upstream adapter for an OpenAI-compatible Responses endpoint over HTTP + SSE
+ * (`POST {UPSTREAM_BASE_URL}/responses` with `stream: true`, `store: false`): the full context is
+ * sent every turn. Owns the mapping of upstream HTTP failures to client-safe `UpstreamError`s.
+ * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming), brief §5.
+ */
+import { z } from "zod";
+import type { Item } from "../protocol/items.ts";
+import { parseSse } from "./sse.ts";
+import { type Upstream, type UpstreamEvent, UpstreamError, type UpstreamRequest, type UpstreamStream } from "./upstream.ts";
+
+const errorEnvelope = z.looseObject({
+  error: z.looseObject({ message: z.string().optional(), code: z.string().nullish() }).optional(),
+});
+const eventShape = z.looseObject({ type: z.string() });
+
+/** Removes Deltagate's item ids before items go upstream (the upstream never saw them). */
+export function toUpstreamItem(item: Item): Item {
+  if (item.type === "reasoning") return item; // reasoning ids are the upstream's own (not re-keyed)
+  const { id: _id, ...rest } = item;
+  return rest as Item;
+}
+
+/** Redacts anything that looks like a bearer token from an upstream message. */
+function redact(message: string): string {
+  return message.replace(/\b(sk|key|dg)[-_][A-Za-z0-9_-]{6,}/g, "[redacted]").slice(0, 500);
+}
+
+/** Configuration of the HTTP adapter. */
+export interface ResponsesHttpOptions {
+  /** Base URL including `/v1`, no trailing slash. */
+  baseUrl: string;
+  /** Bearer token, or null. */
+  apiKey: string | null;
+  /** `fetch` to use (defaults to the global). */
+  fetch?: typeof fetch;
+}
+
+/** The Responses-over-HTTP/SSE upstream. */
+export class ResponsesHttpUpstream implements Upstream {
+  private readonly options: ResponsesHttpOptions;
+
+  constructor(options: ResponsesHttpOptions) {
+    this.options = options;
+  }
+
+  /** @inheritdoc */
+  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+    const body = JSON.stringify({
+      ...request.settings,
+      model: request.model,
+      input: request.input.map(toUpstreamItem),
+      stream: true,
+      store: false,
+    });
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "text/event-stream",
+    };
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    let response: Response;
+    try {
+      response = await (this.options.fetch ?? fetch)(`${this.options.baseUrl}/responses`, {
+        method: "POST",
+        headers,
+        body,
+        signal,
+      });
+    } catch (cause) {
+      signal.throwIfAborted();
+      throw new UpstreamError(502, "upstream_unavailable", `Could not reach the upstream model server (${String(cause)}).`);
+    }
+    if (!response.ok || !response.body) throw await failureOf(response);
+    const events = this.events(response.body, signal);
+    const first = await events.next().catch((cause: unknown) => {
+      throw asUpstreamError(cause, signal);
+    });
+    if (first.done) {
+      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before sending any event.");
+    }
+    if (first.value.type === "error") throw streamError(first.value);
+    return { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
+  }
+
+  private async *events(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<UpstreamEvent> {
+    try {
+      for await (const sse of parseSse(body, signal)) {
+        if (sse.data === "[DONE]") return;
+        let value: unknown;
+        try {
+          value = JSON.parse(sse.data);
+        } catch {
+          throw new UpstreamError(502, "upstream_error", "The upstream sent an event that is not JSON.");
+        }
+        const parsed = eventShape.safeParse(value);
+        if (!parsed.success) throw new UpstreamError(502, "upstream_error", "The upstream sent an event without a type.");
+        yield parsed.data as UpstreamEvent;
+      }
+    } catch (cause) {
+      throw asUpstreamError(cause, signal);
+    }
+  }
+}
+
+function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
+  if (cause instanceof UpstreamError || signal.aborted) return cause;
+  return new UpstreamError(502, "upstream_error", "The upstream connection was lost mid-stream.");
+}
+
+function streamError(event: UpstreamEvent): UpstreamError {
+  const message = typeof event.message === "string" ? event.message : "The upstream reported an error.";
+  const code = typeof event.code === "string" ? event.code : "upstream_error";
+  return new UpstreamError(500, code, redact(message));
+}
+
+async function failureOf(response: Response): Promise<UpstreamError> {
+  const text = await response.text().catch(() => "");
+  let message = `The upstream answered HTTP ${response.status}.`;
+  let code: string | null = null;
+  try {
+    const parsed = errorEnvelope.safeParse(JSON.parse(text));
+    if (parsed.success && parsed.data.error) {
+      if (parsed.data.error.message) message = redact(parsed.data.error.message);
+      code = parsed.data.error.code ?? null;
+    }
+  } catch {
+    // not JSON: keep the generic message
+  }
+  if (response.status === 401 || response.status === 403) {
+    return new UpstreamError(502, "upstream_auth_failed", "The upstream rejected Deltagate's credentials.", "server_error");
+  }
+  if (response.status === 429) return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error");
+  if (response.status >= 500) return new UpstreamError(response.status, code ?? "upstream_error", message);
+  return new UpstreamError(response.status >= 400 ? response.status : 502, code ?? "upstream_error", message);
+}

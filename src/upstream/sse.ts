@@ -1,0 +1,58 @@
+/**
+ * Server-Sent Events parsing for upstream streams (WHATWG HTML §9.2 "Parsing an event stream").
+ * Owns byte → event decoding. Invariant: a multi-byte UTF-8 character split across network
+ * chunks is decoded intact (the decoder runs in streaming mode), and an event is yielded only
+ * once its terminating blank line has arrived.
+ * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream
+ */
+
+/** One dispatched SSE event: `event` defaults to "message"; `data` lines joined with "\n". */
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+/**
+ * Yields the events of an SSE body.
+ * @param body the response body bytes.
+ * @param signal aborts reading (the reader is cancelled).
+ * @throws whatever the body stream raises (network loss), and an `AbortError` when aborted.
+ */
+export async function* parseSse(body: ReadableStream<Uint8Array>, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const onAbort = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", onAbort, { once: true });
+  let buffer = "";
+  let event = "";
+  let data: string[] = [];
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let newline = buffer.search(/\r\n|\r|\n/);
+      while (newline >= 0) {
+        const line = buffer.slice(0, newline);
+        const width = buffer.startsWith("\r\n", newline) ? 2 : 1;
+        buffer = buffer.slice(newline + width);
+        if (line === "") {
+          if (data.length > 0) yield { event: event || "message", data: data.join("\n") };
+          event = "";
+          data = [];
+        } else if (!line.startsWith(":")) {
+          const colon = line.indexOf(":");
+          const field = colon < 0 ? line : line.slice(0, colon);
+          let val = colon < 0 ? "" : line.slice(colon + 1);
+          if (val.startsWith(" ")) val = val.slice(1);
+          if (field === "event") event = val;
+          else if (field === "data") data.push(val);
+        }
+        newline = buffer.search(/\r\n|\r|\n/);
+      }
+    }
+    signal?.throwIfAborted();
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+    reader.releaseLock();
+  }
+}

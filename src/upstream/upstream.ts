@@ -1,0 +1,61 @@
+/**
+ * The upstream inference interface every adapter implements, and its error type.
+ * Owns the contract between the turn engine and an adapter:
+ * - `open()` resolves once the upstream accepted the request and produced its first event, or
+ *   rejects with `UpstreamError` (so "failed before the first event" is unambiguous);
+ * - the returned stream yields Responses stream events in the upstream's own ids and sequence
+ *   numbers (the engine re-keys them), and throws `UpstreamError` if it breaks mid-stream.
+ */
+import type { Json, TurnSettings } from "../protocol/create-request.ts";
+import type { Item } from "../protocol/items.ts";
+
+/** A Responses stream event as received from upstream: a JSON object with a `type`. */
+export interface UpstreamEvent {
+  type: string;
+  [field: string]: Json | undefined;
+}
+
+/** What the engine asks an upstream for: the full model context and the turn's settings. */
+export interface UpstreamRequest {
+  model: string;
+  /** Full context, oldest first, ids stripped. */
+  input: readonly Item[];
+  /** Settings forwarded by wire name (instructions, tools, tool_choice, text …). */
+  settings: Partial<TurnSettings>;
+}
+
+/** An opened upstream stream: its first event, then the rest. */
+export interface UpstreamStream {
+  first: UpstreamEvent;
+  rest: AsyncIterable<UpstreamEvent>;
+}
+
+/** An adapter to one kind of upstream. */
+export interface Upstream {
+  /**
+   * Starts a turn.
+   * @param signal aborting it cancels the upstream request.
+   * @throws {UpstreamError} when the upstream fails before its first event.
+   */
+  open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream>;
+}
+
+/** An upstream failure, with the status Deltagate reports for it and a client-safe message. */
+export class UpstreamError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly type: string;
+
+  /**
+   * @param status HTTP status to report (the upstream's own for 4xx/429/5xx; 502 when unreachable).
+   * @param code OpenAI-style error code (`upstream_error`, `rate_limit_exceeded`, …).
+   * @param message safe to show the client: never contains credentials.
+   */
+  constructor(status: number, code: string, message: string, type = status >= 500 ? "server_error" : "invalid_request_error") {
+    super(message);
+    this.name = "UpstreamError";
+    this.status = status;
+    this.code = code;
+    this.type = type;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Session selection for WebSocket upgrades (brief §1.2): the `session_id` / `session-id` /
+ * `x-session-id` header (Codex sends `session-id`), else the `?session=` query parameter, else a
+ * fresh random id. Owns the session id syntax.
+ */
+import { invalidRequest } from "../protocol/errors.ts";
+import { randomToken } from "../util/ids.ts";
+
+const HEADERS = ["session_id", "session-id", "x-session-id"] as const;
+const SESSION_ID = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/**
+ * The session id for a request.
+ * @returns the client's id, or `sess_<random>` when it names none.
+ * @throws {ApiError} 400 `invalid_session_id` when the named id is not 1–200 of `[A-Za-z0-9_.:-]`.
+ */
+export function sessionIdOf(request: Request): string {
+  let named: string | null = null;
+  for (const name of HEADERS) {
+    named = request.headers.get(name);
+    if (named) break;
+  }
+  named ??= new URL(request.url).searchParams.get("session");
+  if (named === null || named === "") return `sess_${randomToken(16)}`;
+  if (!SESSION_ID.test(named)) {
+    throw invalidRequest(
+      "Invalid session id: use 1-200 letters, digits, '_', '.', ':' or '-'.",
+      "session_id",
+      "invalid_session_id",
+    );
+  }
+  return named;
+}

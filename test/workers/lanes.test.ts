@@ -1,0 +1,95 @@
+/**
+ * Lanes (issue #2 §3, brief §1.4): the default lane queues creates and runs them in order; named
+ * `stream_id` lanes run concurrently and every event carries its `stream_id`; bad or excess
+ * stream ids get `invalid_stream_id` / `websocket_stream_limit_reached`.
+ */
+import { describe, expect, it } from "vitest";
+import { connect, type Frame, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
+
+const MODEL = "deltagate-sim";
+const idOf = (frames: Frame[]) => (frames.at(-1) as unknown as { response: { id: string } }).response.id;
+
+describe("lanes", () => {
+  it("queues creates on the default lane and runs them one at a time, in order", async () => {
+    const ws = await connect({ session: uniqueSession("queue") });
+    // The second create chains on the first before the first has finished: it must wait for it.
+    ws.send({ type: "response.create", model: MODEL, input: "first [sim:tokens=60]" });
+    ws.send({ type: "response.create", model: MODEL, input: "second [sim:tokens=5]" });
+    ws.send({ type: "response.create", model: MODEL, input: "third [sim:tokens=5]" });
+    await ws.turn(2);
+    const lifecycle = ws.frames.filter((f) => f.type === "response.created" || f.type === "response.completed").map((f) => f.type);
+    expect(lifecycle).toEqual([
+      "response.created",
+      "response.completed",
+      "response.created",
+      "response.completed",
+      "response.created",
+      "response.completed",
+    ]);
+    for (let n = 0; n < 3; n++) await validateWithSdk(await ws.turn(n));
+    ws.close();
+  });
+
+  it("runs a queued continuation of the in-flight response once it has completed", async () => {
+    const ws = await connect({ session: uniqueSession("queue-chain") });
+    ws.send({ type: "response.create", model: MODEL, input: "first [sim:tokens=40]" });
+    await ws.until((f) => f.some((x) => x.type === "response.created"));
+    const firstId = (ws.frames[0] as unknown as { response: { id: string } }).response.id;
+    ws.send({ type: "response.create", model: MODEL, previous_response_id: firstId, input: "second" });
+    const second = await ws.turn(1);
+    expect(second.at(-1)?.type).toBe("response.completed");
+    expect((second.at(-1) as unknown as { response: { previous_response_id: string } }).response.previous_response_id).toBe(firstId);
+    ws.close();
+  });
+
+  it("runs named lanes concurrently and tags every event with its stream_id", async () => {
+    const ws = await connect({ session: uniqueSession("lanes") });
+    ws.send({ type: "response.create", model: MODEL, stream_id: "slow", input: "slow lane [sim:tokens=200]" });
+    ws.send({ type: "response.create", model: MODEL, stream_id: "fast", input: "fast lane [sim:tokens=5]" });
+    const fast = await ws.turn(0, "fast");
+    const slow = await ws.turn(0, "slow");
+    // The fast lane finished while the slow lane was still streaming.
+    const fastDone = ws.frames.indexOf(fast.at(-1)!);
+    const slowDone = ws.frames.indexOf(slow.at(-1)!);
+    expect(fastDone).toBeLessThan(slowDone);
+    expect(ws.frames.every((f) => f.stream_id === "slow" || f.stream_id === "fast")).toBe(true);
+    const strip = (frames: Frame[]) => frames.map(({ stream_id: _s, ...rest }) => rest as Frame);
+    await validateWithSdk(strip(fast));
+    await validateWithSdk(strip(slow));
+    // A lane continues its own chain.
+    ws.send({ type: "response.create", model: MODEL, stream_id: "fast", previous_response_id: idOf(fast), input: "more" });
+    expect((await ws.turn(1, "fast")).at(-1)?.type).toBe("response.completed");
+    ws.close();
+  });
+
+  it("rejects an invalid stream_id on its lane, with the stream_id", async () => {
+    const ws = await connect({ session: uniqueSession("bad-lane") });
+    ws.send({ type: "response.create", model: MODEL, stream_id: "has space", input: "x" });
+    await ws.until((f) => f.length > 0);
+    expect(ws.frames[0]).toMatchObject({
+      type: "error",
+      status: 400,
+      stream_id: "has space",
+      error: { code: "invalid_stream_id", param: "stream_id" },
+    });
+    ws.close();
+  });
+
+  it("limits a connection to 32 distinct stream_ids", async () => {
+    const ws = await connect({ session: uniqueSession("lane-limit") });
+    for (let i = 0; i < 32; i++) {
+      ws.send({ type: "response.create", model: MODEL, stream_id: `lane-${i}`, generate: false, input: "x" });
+    }
+    ws.send({ type: "response.create", model: MODEL, stream_id: "lane-32", generate: false, input: "x" });
+    await ws.until((f) => f.some((x) => x.type === "error"));
+    expect(ws.frames.find((f) => f.type === "error")).toMatchObject({
+      status: 400,
+      stream_id: "lane-32",
+      error: { code: "websocket_stream_limit_reached" },
+    });
+    // An existing lane is still usable.
+    ws.send({ type: "response.create", model: MODEL, stream_id: "lane-0", generate: false, input: "y" });
+    await ws.turn(1, "lane-0");
+    ws.close();
+  });
+});
