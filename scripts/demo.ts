@@ -9,7 +9,10 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import OpenAI from "openai";
-import type { ResponseFunctionToolCall, Response as OpenAIResponse } from "openai/resources/responses/responses";
+import type {
+  Response as OpenAIResponse,
+  ResponseFunctionToolCall,
+} from "openai/resources/responses/responses";
 import { ResponsesWS } from "openai/resources/responses/ws";
 
 const run = promisify(execFile);
@@ -23,7 +26,12 @@ const tools = [
     type: "function" as const,
     name: "exec_command",
     description: "Runs a shell command and returns its output.",
-    parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"], additionalProperties: false },
+    parameters: {
+      type: "object",
+      properties: { cmd: { type: "string" } },
+      required: ["cmd"],
+      additionalProperties: false,
+    },
     strict: true,
   },
 ];
@@ -39,7 +47,11 @@ ws.on("error", (error) => {
 function turn(body: Record<string, unknown>): Promise<OpenAIResponse> {
   return new Promise((resolve, reject) => {
     const onEvent = (event: { type: string; response?: OpenAIResponse; error?: { message?: string } }) => {
-      if (event.type === "response.completed" || event.type === "response.failed" || event.type === "response.incomplete") {
+      if (
+        event.type === "response.completed" ||
+        event.type === "response.failed" ||
+        event.type === "response.incomplete"
+      ) {
         ws.off("event", onEvent);
         if (event.type === "response.completed" && event.response) resolve(event.response);
         else reject(new Error(`${event.type}: ${JSON.stringify(event.response?.error)}`));
@@ -62,11 +74,17 @@ async function shell(cmd: string): Promise<string> {
   }
 }
 
-console.log(`Deltagate demo: ${turns}-turn tool loop over ${baseURL.replace(/^http/, "ws")}/responses with model ${model}`);
+console.log(
+  `Deltagate demo: ${turns}-turn tool loop over ${baseURL.replace(/^http/, "ws")}/responses with model ${model}`,
+);
 let previous = await (async () => {
   const started = performance.now();
-  const response = await turn({ input: `List the files here with \`ls\`, then keep checking. [sim:tools=${turns - 1}]` });
-  console.log(`turn  1: ${(performance.now() - started).toFixed(1).padStart(7)} ms  (${response.output.map((o) => o.type).join(", ")})`);
+  const response = await turn({
+    input: `List the files here with \`ls\`, then keep checking. [sim:tools=${turns - 1}]`,
+  });
+  console.log(
+    `turn  1: ${(performance.now() - started).toFixed(1).padStart(7)} ms  (${response.output.map((o) => o.type).join(", ")})`,
+  );
   return response;
 })();
 for (let n = 2; n <= turns; n++) {
@@ -81,7 +99,9 @@ for (let n = 2; n <= turns; n++) {
   const started = performance.now();
   previous = await turn({ previous_response_id: previous.id, input: outputs });
   const kinds = previous.output.map((o) => o.type).join(", ");
-  console.log(`turn ${String(n).padStart(2)}: ${(performance.now() - started).toFixed(1).padStart(7)} ms  (sent ${outputs.length} new item(s); got ${kinds})`);
+  console.log(
+    `turn ${String(n).padStart(2)}: ${(performance.now() - started).toFixed(1).padStart(7)} ms  (sent ${outputs.length} new item(s); got ${kinds})`,
+  );
 }
 console.log(`final answer: ${previous.output_text.slice(0, 200)}`);
 ws.close({ code: 1000, reason: "demo done" });

@@ -88,7 +88,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   const dir = mkdtempSync(join(tmpdir(), "deltagate-"));
   const envFile = join(dir, "dev.env");
-  writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}=${v}`).join("\n"), { mode: 0o600 });
+  writeFileSync(
+    envFile,
+    Object.entries(vars)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("\n"),
+    { mode: 0o600 },
+  );
   const args = [
     "wrangler",
     "dev",

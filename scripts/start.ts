@@ -16,8 +16,12 @@ const stack = await startLocalStack({
   verbose: true,
   persistTo: ".wrangler/state",
 });
-const upstream = stack.simulator ? `${stack.simulator.url}/v1 (reference simulator, not a model)` : process.env.UPSTREAM_BASE_URL;
-console.log(`\nDeltagate is up: ${stack.baseUrl}  (WebSocket: ${stack.baseUrl.replace("http", "ws")}/responses)`);
+const upstream = stack.simulator
+  ? `${stack.simulator.url}/v1 (reference simulator, not a model)`
+  : process.env.UPSTREAM_BASE_URL;
+console.log(
+  `\nDeltagate is up: ${stack.baseUrl}  (WebSocket: ${stack.baseUrl.replace("http", "ws")}/responses)`,
+);
 console.log(`Upstream: ${upstream}`);
 console.log(`API key: ${process.env.DELTAGATE_API_KEYS ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`);
 console.log("Try it: npm run demo\n");

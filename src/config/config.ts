@@ -26,7 +26,10 @@ export const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
 
 const keyPair = z
   .string()
-  .regex(/^[^:\s]+:[A-Za-z0-9_.-]{1,64}$/, "each entry must be `key:tenant` (tenant: letters, digits, _ . -)");
+  .regex(
+    /^[^:\s]+:[A-Za-z0-9_.-]{1,64}$/,
+    "each entry must be `key:tenant` (tenant: letters, digits, _ . -)",
+  );
 
 /**
  * Parses `DELTAGATE_API_KEYS` (`key:tenant,key2:tenant2`) into a map.

@@ -49,7 +49,8 @@ export class OutputRekeyer {
     const outputIndex = typeof event.output_index === "number" ? event.output_index : undefined;
     if ("item" in event) event.item = this.item(event.item, outputIndex);
     if (typeof event.item_id === "string") {
-      event.item_id = this.byUpstreamId.get(event.item_id) ?? this.idFor("message", event.item_id, outputIndex);
+      event.item_id =
+        this.byUpstreamId.get(event.item_id) ?? this.idFor("message", event.item_id, outputIndex);
     }
     return event;
   }

@@ -25,7 +25,11 @@ export function validateToolPairing(context: readonly Item[]): void {
       }
       seenCalls.add(item.call_id);
       open.add(item.call_id);
-    } else if (item.type === "function_call_output" && "call_id" in item && typeof item.call_id === "string") {
+    } else if (
+      item.type === "function_call_output" &&
+      "call_id" in item &&
+      typeof item.call_id === "string"
+    ) {
       if (answered.has(item.call_id)) {
         throw invalidRequest(`Duplicate function call output for call_id ${item.call_id}.`, "input");
       }
@@ -40,6 +44,6 @@ export function validateToolPairing(context: readonly Item[]): void {
     }
   }
   const missing = open.values().next();
-  if (!missing.done) throw invalidRequest(`No tool output found for function call ${missing.value}.`, "input");
+  if (!missing.done)
+    throw invalidRequest(`No tool output found for function call ${missing.value}.`, "input");
 }
-

@@ -10,15 +10,20 @@
  *      send until the write is durable, so a client never sees a completion that is not stored).
  * Source: brief §2.1, §3.4, §4.1–4.3.
  */
-import { FORWARDED_SETTINGS, type CreateRequest, type Json, normalizeInput } from "../protocol/create-request.ts";
+import {
+  type CreateRequest,
+  FORWARDED_SETTINGS,
+  type Json,
+  normalizeInput,
+} from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { Item, StoredItem } from "../protocol/items.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
-import { type Upstream, type UpstreamEvent, UpstreamError } from "../upstream/upstream.ts";
+import { type Upstream, UpstreamError, type UpstreamEvent } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
 import type { EventSink, ServerEvent } from "./event-sink.ts";
 import { OutputRekeyer } from "./rekey.ts";
-import { ZERO_USAGE, responseObject } from "./response-object.ts";
+import { responseObject, ZERO_USAGE } from "./response-object.ts";
 import { validateToolPairing } from "./tool-pairing.ts";
 
 /** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
@@ -63,10 +68,18 @@ export class TurnEngine {
   async run(request: CreateRequest, scope: TurnScope, sink: EventSink, signal: AbortSignal): Promise<string> {
     const { store, now } = this.deps;
     if (request.background) {
-      throw invalidRequest("background mode is not supported over this transport.", "background", "unsupported_parameter");
+      throw invalidRequest(
+        "background mode is not supported over this transport.",
+        "background",
+        "unsupported_parameter",
+      );
     }
     if (request.conversation !== undefined && request.conversation !== null) {
-      throw invalidRequest("The Conversations API is not supported by Deltagate; use previous_response_id.", "conversation", "unsupported_parameter");
+      throw invalidRequest(
+        "The Conversations API is not supported by Deltagate; use previous_response_id.",
+        "conversation",
+        "unsupported_parameter",
+      );
     }
     const parentId = request.previous_response_id ?? null;
     const parent = parentId ? store.get(parentId) : null;
@@ -118,13 +131,17 @@ export class TurnEngine {
 
     let opened: Awaited<ReturnType<Upstream["open"]>>;
     try {
-      opened = await this.deps.upstreamFor(request.model).open(
-        { model: request.model, input: context, settings: forwardedSettings(request) },
-        signal,
-      );
+      opened = await this.deps
+        .upstreamFor(request.model)
+        .open({ model: request.model, input: context, settings: forwardedSettings(request) }, signal);
     } catch (cause) {
       if (cause instanceof UpstreamError) {
-        throw new ApiError(cause.status, { type: cause.type, code: cause.code, message: cause.message, param: null });
+        throw new ApiError(cause.status, {
+          type: cause.type,
+          code: cause.code,
+          message: cause.message,
+          param: null,
+        });
       }
       throw cause;
     }
@@ -173,7 +190,10 @@ export class TurnEngine {
     if (signal.aborted && record.connId !== null) return record.id; // the owning socket is gone: nothing to keep
     const final: ResponseOutcome =
       outcome ??
-      failure(output, now(), { code: "server_error", message: "The upstream stream ended before the response completed." });
+      failure(output, now(), {
+        code: "server_error",
+        message: "The upstream stream ended before the response completed.",
+      });
     store.finish(record.id, final);
     const stored = store.get(record.id)!;
     emit(`response.${final.status}`, { response: responseObject(stored, [...final.output]) });
@@ -186,7 +206,11 @@ function assignIds(items: Item[]): StoredItem[] {
   return items.map((item) => {
     const serialized = JSON.stringify(item);
     if (serialized.length > MAX_ITEM_BYTES) {
-      throw invalidRequest(`An input item is larger than ${MAX_ITEM_BYTES} bytes.`, "input", "item_too_large");
+      throw invalidRequest(
+        `An input item is larger than ${MAX_ITEM_BYTES} bytes.`,
+        "input",
+        "item_too_large",
+      );
     }
     return (item.id ? item : { ...item, id: newItemId(item.type) }) as StoredItem;
   });
@@ -207,8 +231,19 @@ function forwardedSettings(request: CreateRequest): Record<string, Json> {
   return settings;
 }
 
-function failure(output: StoredItem[], at: number, error: { code: string; message: string }): ResponseOutcome {
-  return { status: "failed", output: output.filter(Boolean), usage: null, error, incompleteDetails: null, completedAt: at };
+function failure(
+  output: StoredItem[],
+  at: number,
+  error: { code: string; message: string },
+): ResponseOutcome {
+  return {
+    status: "failed",
+    output: output.filter(Boolean),
+    usage: null,
+    error,
+    incompleteDetails: null,
+    completedAt: at,
+  };
 }
 
 function errorOf(event: UpstreamEvent): { code: string; message: string } {
@@ -218,20 +253,38 @@ function errorOf(event: UpstreamEvent): { code: string; message: string } {
   };
 }
 
-function terminalOutcome(event: UpstreamEvent, rekey: OutputRekeyer, seen: StoredItem[], at: number): ResponseOutcome {
-  const response = (typeof event.response === "object" && event.response !== null ? event.response : {}) as Record<
-    string,
-    unknown
-  >;
+function terminalOutcome(
+  event: UpstreamEvent,
+  rekey: OutputRekeyer,
+  seen: StoredItem[],
+  at: number,
+): ResponseOutcome {
+  const response = (
+    typeof event.response === "object" && event.response !== null ? event.response : {}
+  ) as Record<string, unknown>;
   const upstreamOutput = Array.isArray(response.output) ? response.output : null;
-  const output = upstreamOutput ? upstreamOutput.map((item, index) => rekey.item(item, index)) : seen.filter(Boolean);
-  const status = event.type === "response.completed" ? "completed" : event.type === "response.incomplete" ? "incomplete" : "failed";
+  const output = upstreamOutput
+    ? upstreamOutput.map((item, index) => rekey.item(item, index))
+    : seen.filter(Boolean);
+  const status =
+    event.type === "response.completed"
+      ? "completed"
+      : event.type === "response.incomplete"
+        ? "incomplete"
+        : "failed";
   return {
     status,
     output,
     usage: (response.usage as Json | undefined) ?? null,
-    error: status === "failed" ? ((response.error as Json | undefined) ?? { code: "server_error", message: "The upstream response failed." }) : null,
-    incompleteDetails: status === "incomplete" ? ((response.incomplete_details as Json | undefined) ?? null) : null,
+    error:
+      status === "failed"
+        ? ((response.error as Json | undefined) ?? {
+            code: "server_error",
+            message: "The upstream response failed.",
+          })
+        : null,
+    incompleteDetails:
+      status === "incomplete" ? ((response.incomplete_details as Json | undefined) ?? null) : null,
     completedAt: at,
   };
 }

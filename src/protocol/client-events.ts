@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { type CreateRequest, createRequest } from "./create-request.ts";
-import { ApiError, invalidRequest } from "./errors.ts";
+import { type ApiError, invalidRequest } from "./errors.ts";
 
 /** The client events Deltagate understands. */
 export type ClientEvent =
@@ -23,7 +23,11 @@ export function zodToApiError(error: z.ZodError): ApiError {
   const { path, leaf } = deepestIssue(issue, []);
   const param = formatPath(path);
   const message = param ? `Invalid value for '${param}': ${leaf.message}` : leaf.message;
-  return invalidRequest(message, param || null, leaf.code === "invalid_type" ? "invalid_type" : "invalid_value");
+  return invalidRequest(
+    message,
+    param || null,
+    leaf.code === "invalid_type" ? "invalid_type" : "invalid_value",
+  );
 }
 
 /**

@@ -72,14 +72,23 @@ const schemaByType: Record<string, z.ZodType<Item>> = {
  */
 export const inputItem: z.ZodType<Item> = z.preprocess(
   (value) => {
-    if (value && typeof value === "object" && !Array.isArray(value) && !("type" in value) && "role" in value) {
+    if (
+      value &&
+      typeof value === "object" &&
+      !Array.isArray(value) &&
+      !("type" in value) &&
+      "role" in value
+    ) {
       return { ...value, type: "message" };
     }
     return value;
   },
   z.looseObject({ type: z.string().min(1) }).transform((value, ctx): Item => {
     if (value.type === "item_reference") {
-      ctx.addIssue({ code: "custom", message: "item_reference input items are not supported; send the item." });
+      ctx.addIssue({
+        code: "custom",
+        message: "item_reference input items are not supported; send the item.",
+      });
       return z.NEVER;
     }
     const schema = schemaByType[value.type] ?? otherItem;

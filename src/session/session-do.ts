@@ -55,7 +55,14 @@ export class SessionDurableObject extends DurableObject<Env> {
    */
   override async fetch(request: Request): Promise<Response> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(new ApiError(426, { type: "invalid_request_error", code: "upgrade_required", message: "Expected a WebSocket upgrade.", param: null }));
+      return errorResponse(
+        new ApiError(426, {
+          type: "invalid_request_error",
+          code: "upgrade_required",
+          message: "Expected a WebSocket upgrade.",
+          param: null,
+        }),
+      );
     }
     const tenant = request.headers.get(TENANT_HEADER);
     const sessionId = request.headers.get(SESSION_HEADER);

@@ -11,7 +11,7 @@ import type { TurnEngine } from "../engine/turn-engine.ts";
 import { parseClientFrame } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, connectionLimitReached, internalError } from "../protocol/errors.ts";
-import { type Connection, attachmentOf } from "./connection.ts";
+import { attachmentOf, type Connection } from "./connection.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -118,7 +118,12 @@ export class WebSocketTransport {
     }
     conn.lanes.enqueue(streamId, () => {
       const run = this.engine
-        .run(request, { connId: conn.attachment.connId }, laneSink(conn.ws, streamId), this.signalFor(conn, request))
+        .run(
+          request,
+          { connId: conn.attachment.connId },
+          laneSink(conn.ws, streamId),
+          this.signalFor(conn, request),
+        )
         .catch((error: unknown) => {
           if (conn.closed.signal.aborted) return;
           if (!(error instanceof ApiError)) console.error("turn failed", error);

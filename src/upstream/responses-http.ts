@@ -7,7 +7,13 @@
 import { z } from "zod";
 import type { Item } from "../protocol/items.ts";
 import { parseSse } from "./sse.ts";
-import { type Upstream, type UpstreamEvent, UpstreamError, type UpstreamRequest, type UpstreamStream } from "./upstream.ts";
+import {
+  type Upstream,
+  UpstreamError,
+  type UpstreamEvent,
+  type UpstreamRequest,
+  type UpstreamStream,
+} from "./upstream.ts";
 
 const errorEnvelope = z.looseObject({
   error: z.looseObject({ message: z.string().optional(), code: z.string().nullish() }).optional(),
@@ -68,7 +74,11 @@ export class ResponsesHttpUpstream implements Upstream {
       });
     } catch (cause) {
       signal.throwIfAborted();
-      throw new UpstreamError(502, "upstream_unavailable", `Could not reach the upstream model server (${String(cause)}).`);
+      throw new UpstreamError(
+        502,
+        "upstream_unavailable",
+        `Could not reach the upstream model server (${String(cause)}).`,
+      );
     }
     if (!response.ok || !response.body) throw await failureOf(response);
     const events = this.events(response.body, signal);
@@ -76,13 +86,20 @@ export class ResponsesHttpUpstream implements Upstream {
       throw asUpstreamError(cause, signal);
     });
     if (first.done) {
-      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before sending any event.");
+      throw new UpstreamError(
+        502,
+        "upstream_error",
+        "The upstream closed the stream before sending any event.",
+      );
     }
     if (first.value.type === "error") throw streamError(first.value);
     return { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
   }
 
-  private async *events(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<UpstreamEvent> {
+  private async *events(
+    body: ReadableStream<Uint8Array>,
+    signal: AbortSignal,
+  ): AsyncGenerator<UpstreamEvent> {
     try {
       for await (const sse of parseSse(body, signal)) {
         if (sse.data === "[DONE]") return;
@@ -93,7 +110,8 @@ export class ResponsesHttpUpstream implements Upstream {
           throw new UpstreamError(502, "upstream_error", "The upstream sent an event that is not JSON.");
         }
         const parsed = eventShape.safeParse(value);
-        if (!parsed.success) throw new UpstreamError(502, "upstream_error", "The upstream sent an event without a type.");
+        if (!parsed.success)
+          throw new UpstreamError(502, "upstream_error", "The upstream sent an event without a type.");
         yield parsed.data as UpstreamEvent;
       }
     } catch (cause) {
@@ -127,9 +145,15 @@ async function failureOf(response: Response): Promise<UpstreamError> {
     // not JSON: keep the generic message
   }
   if (response.status === 401 || response.status === 403) {
-    return new UpstreamError(502, "upstream_auth_failed", "The upstream rejected Deltagate's credentials.", "server_error");
+    return new UpstreamError(
+      502,
+      "upstream_auth_failed",
+      "The upstream rejected Deltagate's credentials.",
+      "server_error",
+    );
   }
-  if (response.status === 429) return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error");
+  if (response.status === 429)
+    return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error");
   if (response.status >= 500) return new UpstreamError(response.status, code ?? "upstream_error", message);
   return new UpstreamError(response.status >= 400 ? response.status : 502, code ?? "upstream_error", message);
 }

@@ -51,7 +51,12 @@ export class UpstreamError extends Error {
    * @param code OpenAI-style error code (`upstream_error`, `rate_limit_exceeded`, …).
    * @param message safe to show the client: never contains credentials.
    */
-  constructor(status: number, code: string, message: string, type = status >= 500 ? "server_error" : "invalid_request_error") {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    type = status >= 500 ? "server_error" : "invalid_request_error",
+  ) {
     super(message);
     this.name = "UpstreamError";
     this.status = status;

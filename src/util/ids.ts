@@ -47,7 +47,7 @@ export function newResponseId(ownerHex: string): string {
 export function responseOwner(responseId: string): string | null {
   if (!responseId.startsWith("resp_") || responseId.length !== 5 + OWNER_CHARS + 22) return null;
   const bytes = fromBase64Url(responseId.slice(5, 5 + OWNER_CHARS));
-  if (!bytes || bytes.length !== 32) return null;
+  if (bytes?.length !== 32) return null;
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 

@@ -60,7 +60,12 @@ export function createApp(): Hono<AppEnv> {
   app.get("/v1/models", (c) =>
     c.json({
       object: "list",
-      data: parseConfig(c.env).models.map((id) => ({ id, object: "model", created: 0, owned_by: "deltagate" })),
+      data: parseConfig(c.env).models.map((id) => ({
+        id,
+        object: "model",
+        created: 0,
+        owned_by: "deltagate",
+      })),
     }),
   );
 

@@ -1,4 +1,13 @@
-/** Types the `env` of `cloudflare:workers` / `cloudflare:test` as Deltagate's `Env` in tests. */
+/**
+ * Types `env` and `exports` of `cloudflare:workers` / `cloudflare:test` in tests as Deltagate's
+ * `Env` and main module (workers-types merges these project declarations).
+ */
 declare namespace Cloudflare {
-  interface Env extends import("../../src/config/env.ts").Env {}
+  interface GlobalProps {
+    mainModule: typeof import("../../src/index.ts");
+    durableNamespaces: "SessionDurableObject";
+  }
+  interface Env {
+    SESSIONS: import("../../src/config/env.ts").Env["SESSIONS"];
+  }
 }

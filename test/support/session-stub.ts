@@ -12,9 +12,16 @@ export function sessionStub(tenant: string, session: string) {
 }
 
 /** Runs a COUNT(*) query inside the session's Durable Object. */
-export async function countRows(tenant: string, session: string, table: "responses" | "items", where = "1=1") {
+export async function countRows(
+  tenant: string,
+  session: string,
+  table: "responses" | "items",
+  where = "1=1",
+) {
   return runInDurableObject(sessionStub(tenant, session), (_instance, state) => {
-    const row = state.storage.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`).one();
+    const row = state.storage.sql
+      .exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`)
+      .one();
     return row.n;
   });
 }

@@ -60,7 +60,8 @@ export class TestSocket {
   async until(predicate: (frames: Frame[]) => boolean, timeoutMs = 15_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.frames)) {
-      if (Date.now() > deadline) throw new Error(`timed out; frames: ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      if (Date.now() > deadline)
+        throw new Error(`timed out; frames: ${JSON.stringify(this.frames.map((f) => f.type))}`);
       await new Promise<void>((resolve) => {
         this.waiters.push(resolve);
         setTimeout(resolve, 50);
@@ -98,7 +99,9 @@ export class TestSocket {
 }
 
 /** Opens a WebSocket through the Worker. */
-export async function connect(options: { key?: string; session?: string; headers?: Record<string, string> } = {}) {
+export async function connect(
+  options: { key?: string; session?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { upgrade: "websocket", ...(options.headers ?? {}) };
   if (options.key !== "") headers.authorization = `Bearer ${options.key ?? KEY_A}`;
   if (options.session) headers["session-id"] = options.session;
@@ -139,7 +142,10 @@ export function outputText(frames: Frame[]): string {
 }
 
 /** Reads the simulator's recorded requests whose raw body contains `marker`. */
-export async function simulatorRequests(simulatorUrl: string, marker: string): Promise<Array<Record<string, unknown>>> {
+export async function simulatorRequests(
+  simulatorUrl: string,
+  marker: string,
+): Promise<Array<Record<string, unknown>>> {
   const res = await fetch(`${simulatorUrl}/_sim/requests?contains=${encodeURIComponent(marker)}`);
   const body = (await res.json()) as { data: Array<Record<string, unknown>> };
   return body.data;

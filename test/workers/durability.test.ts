@@ -7,7 +7,14 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { countRows, sessionStub } from "../support/session-stub.ts";
-import { connect, type Frame, outputText, simulatorRequests, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
+import {
+  connect,
+  type Frame,
+  outputText,
+  simulatorRequests,
+  uniqueSession,
+  validateWithSdk,
+} from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
 const idOf = (frames: Frame[]) => (frames.at(-1) as unknown as { response: { id: string } }).response.id;
@@ -42,7 +49,13 @@ describe("durability", () => {
     ws.send({ type: "response.create", model: MODEL, store: false, input: "private" });
     const first = idOf(await ws.turn(0));
     await evictDurableObject(sessionStub("tenant-a", session));
-    ws.send({ type: "response.create", model: MODEL, store: false, previous_response_id: first, input: "next" });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      store: false,
+      previous_response_id: first,
+      input: "next",
+    });
     expect((await ws.turn(1)).at(-1)?.type).toBe("response.completed");
     ws.close();
   });
@@ -66,7 +79,8 @@ describe("durability", () => {
       status: 400,
       error: {
         code: "websocket_connection_limit_reached",
-        message: "Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.",
+        message:
+          "Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.",
       },
     });
   });
@@ -88,12 +102,17 @@ describe("durability", () => {
     ws.send({ type: "response.create", model: MODEL, input: "boom [sim:fail=midstream] [sim:tokens=80]" });
     const frames = await ws.turn(0);
     expect(frames[0]?.type).toBe("response.created");
-    const failed = frames.at(-1) as unknown as { type: string; response: { id: string; status: string; error: { code: string } } };
+    const failed = frames.at(-1) as unknown as {
+      type: string;
+      response: { id: string; status: string; error: { code: string } };
+    };
     expect(failed.type).toBe("response.failed");
     expect(failed.response.status).toBe("failed");
     expect(failed.response.error.code).toBeTruthy();
     expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
-    expect(await countRows("tenant-a", session, "responses", `id = '${failed.response.id}' AND status = 'failed'`)).toBe(1);
+    expect(
+      await countRows("tenant-a", session, "responses", `id = '${failed.response.id}' AND status = 'failed'`),
+    ).toBe(1);
     ws.close();
   });
 
@@ -102,7 +121,12 @@ describe("durability", () => {
     const marker = `abort-${crypto.randomUUID()}`;
     const session = uniqueSession("abort");
     const ws = await connect({ session });
-    ws.send({ type: "response.create", model: MODEL, store: false, input: `${marker} long [sim:tokens=3000]` });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      store: false,
+      input: `${marker} long [sim:tokens=3000]`,
+    });
     await ws.until((f) => f.some((x) => x.type === "response.output_text.delta"));
     ws.close();
     await expect
@@ -121,7 +145,9 @@ describe("durability", () => {
     const id = (ws.frames[0] as unknown as { response: { id: string } }).response.id;
     ws.close();
     await expect
-      .poll(() => countRows("tenant-a", session, "responses", `id = '${id}' AND status = 'completed'`), { timeout: 10_000 })
+      .poll(() => countRows("tenant-a", session, "responses", `id = '${id}' AND status = 'completed'`), {
+        timeout: 10_000,
+      })
       .toBe(1);
     expect((await simulatorRequests(simulatorUrl, marker))[0]?.aborted).toBe(false);
     // The stored chain continues on a new socket.

@@ -6,17 +6,34 @@ import { describe, expect, it } from "vitest";
 import { countRows } from "../support/session-stub.ts";
 import { connect, type Frame, uniqueSession } from "../support/ws-client.ts";
 
-type ErrorFrame = Frame & { status: number; error: { type: string; code: string | null; message: string; param: string | null } };
+type ErrorFrame = Frame & {
+  status: number;
+  error: { type: string; code: string | null; message: string; param: string | null };
+};
 
 const BAD_FRAMES: Array<[string, string | ArrayBuffer, string | null, string | null]> = [
   ["invalid JSON", "{not json", "invalid_json", null],
   ["a JSON array", "[1,2]", "invalid_value", "type"],
   ["an unknown event type", JSON.stringify({ type: "session.update" }), "unknown_event_type", "type"],
-  ["a binary frame", new TextEncoder().encode('{"type":"response.create"}').buffer as ArrayBuffer, "invalid_frame", null],
-  ["a create without model", JSON.stringify({ type: "response.create", input: "hi" }), "invalid_type", "model"],
+  [
+    "a binary frame",
+    new TextEncoder().encode('{"type":"response.create"}').buffer as ArrayBuffer,
+    "invalid_frame",
+    null,
+  ],
+  [
+    "a create without model",
+    JSON.stringify({ type: "response.create", input: "hi" }),
+    "invalid_type",
+    "model",
+  ],
   [
     "a function_call_output without call_id",
-    JSON.stringify({ type: "response.create", model: "deltagate-sim", input: [{ type: "function_call_output", output: "x" }] }),
+    JSON.stringify({
+      type: "response.create",
+      model: "deltagate-sim",
+      input: [{ type: "function_call_output", output: "x" }],
+    }),
     "invalid_type",
     "input[0].call_id",
   ],

@@ -17,7 +17,9 @@ describe("lanes", () => {
     ws.send({ type: "response.create", model: MODEL, input: "second [sim:tokens=5]" });
     ws.send({ type: "response.create", model: MODEL, input: "third [sim:tokens=5]" });
     await ws.turn(2);
-    const lifecycle = ws.frames.filter((f) => f.type === "response.created" || f.type === "response.completed").map((f) => f.type);
+    const lifecycle = ws.frames
+      .filter((f) => f.type === "response.created" || f.type === "response.completed")
+      .map((f) => f.type);
     expect(lifecycle).toEqual([
       "response.created",
       "response.completed",
@@ -38,13 +40,21 @@ describe("lanes", () => {
     ws.send({ type: "response.create", model: MODEL, previous_response_id: firstId, input: "second" });
     const second = await ws.turn(1);
     expect(second.at(-1)?.type).toBe("response.completed");
-    expect((second.at(-1) as unknown as { response: { previous_response_id: string } }).response.previous_response_id).toBe(firstId);
+    expect(
+      (second.at(-1) as unknown as { response: { previous_response_id: string } }).response
+        .previous_response_id,
+    ).toBe(firstId);
     ws.close();
   });
 
   it("runs named lanes concurrently and tags every event with its stream_id", async () => {
     const ws = await connect({ session: uniqueSession("lanes") });
-    ws.send({ type: "response.create", model: MODEL, stream_id: "slow", input: "slow lane [sim:tokens=200]" });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      stream_id: "slow",
+      input: "slow lane [sim:tokens=200]",
+    });
     ws.send({ type: "response.create", model: MODEL, stream_id: "fast", input: "fast lane [sim:tokens=5]" });
     const fast = await ws.turn(0, "fast");
     const slow = await ws.turn(0, "slow");
@@ -57,7 +67,13 @@ describe("lanes", () => {
     await validateWithSdk(strip(fast));
     await validateWithSdk(strip(slow));
     // A lane continues its own chain.
-    ws.send({ type: "response.create", model: MODEL, stream_id: "fast", previous_response_id: idOf(fast), input: "more" });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      stream_id: "fast",
+      previous_response_id: idOf(fast),
+      input: "more",
+    });
     expect((await ws.turn(1, "fast")).at(-1)?.type).toBe("response.completed");
     ws.close();
   });

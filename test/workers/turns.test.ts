@@ -20,11 +20,20 @@ const SHELL_TOOL = {
   type: "function",
   name: "exec_command",
   description: "Runs a shell command.",
-  parameters: { type: "object", properties: { cmd: { type: "string" } }, required: ["cmd"], additionalProperties: false },
+  parameters: {
+    type: "object",
+    properties: { cmd: { type: "string" } },
+    required: ["cmd"],
+    additionalProperties: false,
+  },
 };
 
 function responseOf(frames: Frame[]): { id: string; status: string; output: Array<Record<string, unknown>> } {
-  return (frames.at(-1) as unknown as { response: { id: string; status: string; output: Array<Record<string, unknown>> } }).response;
+  return (
+    frames.at(-1) as unknown as {
+      response: { id: string; status: string; output: Array<Record<string, unknown>> };
+    }
+  ).response;
 }
 
 describe("turns", () => {
@@ -85,13 +94,29 @@ describe("turns", () => {
     const simulatorUrl = inject("simulatorUrl");
     const marker = `warm-${crypto.randomUUID()}`;
     const ws = await connect({ session: uniqueSession("warm") });
-    ws.send({ type: "response.create", model: MODEL, store: false, generate: false, input: `${marker} base instructions` });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      store: false,
+      generate: false,
+      input: `${marker} base instructions`,
+    });
     const warm = await ws.turn(0);
-    expect(warm.map((f) => f.type)).toEqual(["response.created", "response.in_progress", "response.completed"]);
+    expect(warm.map((f) => f.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.completed",
+    ]);
     await validateWithSdk(warm);
     expect(responseOf(warm).output).toEqual([]);
     expect(await simulatorRequests(simulatorUrl, marker)).toHaveLength(0);
-    ws.send({ type: "response.create", model: MODEL, store: false, previous_response_id: responseOf(warm).id, input: "go" });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      store: false,
+      previous_response_id: responseOf(warm).id,
+      input: "go",
+    });
     const next = await ws.turn(1);
     expect(next.at(-1)?.type).toBe("response.completed");
     const recorded = await simulatorRequests(simulatorUrl, marker);
@@ -129,8 +154,8 @@ describe("turns", () => {
     ws.send({ type: "response.create", model: MODEL, previous_response_id: first.id, input: "two" });
     await ws.turn(1);
     const recorded = await simulatorRequests(simulatorUrl, marker);
-    expect((recorded[0]?.body as { instructions?: string }).instructions).toBe("SECRET-STYLE");
-    expect((recorded[1]?.body as { instructions?: string }).instructions).toBeUndefined();
+    const bodies = recorded.map((r) => r.body as { instructions?: string });
+    expect(bodies.map((b) => b.instructions)).toEqual(["SECRET-STYLE", undefined]);
     ws.close();
   });
 
@@ -148,7 +173,11 @@ describe("turns", () => {
     expect(orphan).toMatchObject({
       type: "error",
       status: 400,
-      error: { type: "invalid_request_error", param: "input", message: "No tool call found for function call output with call_id call_orphan." },
+      error: {
+        type: "invalid_request_error",
+        param: "input",
+        message: "No tool call found for function call output with call_id call_orphan.",
+      },
     });
     ws.send({
       type: "response.create",
@@ -169,9 +198,18 @@ describe("turns", () => {
     ws.send({ type: "response.create", model: MODEL, tools: [SHELL_TOOL], input: "run `pwd` [sim:tools=1]" });
     const withCall = responseOf(await ws.turn(2));
     const call = withCall.output.find((item) => item.type === "function_call")!;
-    ws.send({ type: "response.create", model: MODEL, previous_response_id: withCall.id, input: "ignore the tool" });
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      previous_response_id: withCall.id,
+      input: "ignore the tool",
+    });
     const [unanswered] = await ws.turn(3);
-    expect(unanswered).toMatchObject({ type: "error", status: 400, error: { message: `No tool output found for function call ${call.call_id}.` } });
+    expect(unanswered).toMatchObject({
+      type: "error",
+      status: 400,
+      error: { message: `No tool output found for function call ${call.call_id}.` },
+    });
     ws.close();
   });
 
@@ -182,7 +220,11 @@ describe("turns", () => {
     expect(error).toMatchObject({
       type: "error",
       status: 400,
-      error: { code: "previous_response_not_found", param: "previous_response_id", message: "Previous response with id 'resp_nope' not found." },
+      error: {
+        code: "previous_response_not_found",
+        param: "previous_response_id",
+        message: "Previous response with id 'resp_nope' not found.",
+      },
     });
     ws.close();
   });
@@ -204,7 +246,9 @@ describe("turns", () => {
 
     // After the owner closes, its store:false response is gone from storage, for everyone.
     owner.close();
-    await expect.poll(() => countRows("tenant-a", session, "responses", "store = 0"), { timeout: 10_000 }).toBe(0);
+    await expect
+      .poll(() => countRows("tenant-a", session, "responses", "store = 0"), { timeout: 10_000 })
+      .toBe(0);
     const third = await connect({ session });
     third.send({ type: "response.create", model: MODEL, previous_response_id: privateId, input: "late" });
     const [late] = await third.turn(0);

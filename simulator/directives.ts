@@ -1,0 +1,93 @@
+/**
+ * Test directives: `[sim:key=value]` markers in the text of the LAST user message steer the
+ * simulator (tool rounds, parallel calls, answer length, failures, delays). The full list is
+ * documented in simulator/README.md. Unknown keys and malformed values are ignored.
+ */
+
+/** What the `fail=` directive asks for: an HTTP/WS error before any event, or a mid-stream drop. */
+export type FailureMode = { kind: "before"; status: number } | { kind: "midstream" };
+
+/** Parsed directives with defaults applied. */
+export interface Directives {
+  /** Tool rounds before the final answer (`tools=N`, default 1). */
+  toolRounds: number;
+  /** Parallel function calls per round (`parallel=N`, default 1). */
+  parallel: number;
+  /** Answer length in tokens for plain answers (`tokens=N`, default 40). */
+  answerTokens: number;
+  /** Simulated failure (`fail=before|midstream|status:NNN`), or null. */
+  fail: FailureMode | null;
+  /** Extra delay before the first event in ms (`delay_ms=N`, default 0). */
+  delayMs: number;
+  /** WS only: drop the socket right after the create frame (`ws_drop=1`). */
+  wsDrop: boolean;
+}
+
+/** Defaults used when no directive is present. */
+export const DEFAULT_DIRECTIVES: Directives = {
+  toolRounds: 1,
+  parallel: 1,
+  answerTokens: 40,
+  fail: null,
+  delayMs: 0,
+  wsDrop: false,
+};
+
+const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
+
+function parseCount(value: string, min: number, max: number): number | null {
+  if (!/^\d+$/.test(value)) return null;
+  const n = Number(value);
+  return n >= min && n <= max ? n : null;
+}
+
+function parseFail(value: string): FailureMode | null {
+  if (value === "before") return { kind: "before", status: 500 };
+  if (value === "midstream") return { kind: "midstream" };
+  const m = /^status:(\d{3})$/.exec(value);
+  if (m?.[1]) {
+    const status = Number(m[1]);
+    if (status >= 400 && status <= 599) return { kind: "before", status };
+  }
+  return null;
+}
+
+/** Parses every `[sim:key=value]` in `text` (later markers win) on top of the defaults. */
+export function parseDirectives(text: string): Directives {
+  const d: Directives = { ...DEFAULT_DIRECTIVES };
+  for (const match of text.matchAll(DIRECTIVE_RE)) {
+    const key = match[1] ?? "";
+    const value = match[2] ?? "";
+    switch (key) {
+      case "tools":
+        d.toolRounds = parseCount(value, 0, 1000) ?? d.toolRounds;
+        break;
+      case "parallel":
+        d.parallel = parseCount(value, 1, 64) ?? d.parallel;
+        break;
+      case "tokens":
+        d.answerTokens = parseCount(value, 0, 1_000_000) ?? d.answerTokens;
+        break;
+      case "fail":
+        d.fail = parseFail(value) ?? d.fail;
+        break;
+      case "delay_ms":
+        d.delayMs = parseCount(value, 0, 600_000) ?? d.delayMs;
+        break;
+      case "ws_drop":
+        d.wsDrop = value === "1" || value === "true";
+        break;
+      default:
+        break;
+    }
+  }
+  return d;
+}
+
+/** Removes all `[sim:…]` markers from `text` and trims it (the "user's text" the policy sees). */
+export function stripDirectives(text: string): string {
+  return text
+    .replace(/\[sim:[^\]]*\]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+}

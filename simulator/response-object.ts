@@ -1,0 +1,67 @@
+/**
+ * Builds Responses API `Response` objects (spec §3.3) and usage blocks from a request body.
+ * `WireResponse` is the SDK's `Response` minus `output_text`, which the SDK adds client-side.
+ */
+import type { Response, ResponseUsage } from "openai/resources/responses/responses";
+import type { JsonObject } from "./json.ts";
+
+/**
+ * A Response object as sent on the wire: no SDK-computed `output_text`, plus `store`, which
+ * OpenAI echoes but the SDK type lacks.
+ */
+export type WireResponse = Omit<Response, "output_text"> & { store?: boolean };
+
+/** Usage block: `cached` ⊆ `input` tokens; reasoning tokens always 0. */
+export function makeUsage(inputTokens: number, cachedTokens: number, outputTokens: number): ResponseUsage {
+  return {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: cachedTokens, cache_write_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + outputTokens,
+  };
+}
+
+function str(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
+}
+
+function num(value: unknown): number | null {
+  return typeof value === "number" ? value : null;
+}
+
+/**
+ * The initial (`in_progress`, empty output, no usage) Response for request `body`, echoing
+ * the request settings like OpenAI does. `created_at` is unix seconds.
+ */
+export function initialResponse(id: string, body: JsonObject, model: string): WireResponse {
+  const response: WireResponse = {
+    id,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status: "in_progress",
+    access_programs: null,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: (str(body.instructions) ?? null) as WireResponse["instructions"],
+    max_output_tokens: num(body.max_output_tokens),
+    metadata: (body.metadata ?? {}) as WireResponse["metadata"],
+    model,
+    output: [],
+    parallel_tool_calls: body.parallel_tool_calls !== false,
+    previous_response_id: str(body.previous_response_id),
+    prompt_cache_key: str(body.prompt_cache_key),
+    reasoning: { effort: null, summary: null },
+    service_tier: "default",
+    store: body.store !== false,
+    temperature: num(body.temperature) ?? 1,
+    text: (body.text ?? { format: { type: "text" } }) as WireResponse["text"] & object,
+    tool_choice: (body.tool_choice ?? "auto") as WireResponse["tool_choice"],
+    tools: (Array.isArray(body.tools) ? body.tools : []) as WireResponse["tools"],
+    top_p: num(body.top_p) ?? 1,
+    truncation: body.truncation === "auto" ? "auto" : "disabled",
+  };
+  if (typeof body.user === "string") response.user = body.user;
+  return response;
+}
