@@ -39,7 +39,7 @@ export interface TurnEngineDeps {
   store: ConversationStore;
   /** The upstream adapter for a model. */
   upstreamFor(model: string): Upstream;
-  /** Hex id of the owning Durable Object (embedded in response ids). */
+  /** Hex id of the owning Durable Object (embedded in response ids; the default `prompt_cache_key`). */
   ownerId: string;
   /** Clock in ms. */
   now(): number;
@@ -95,7 +95,7 @@ export class TurnEngine {
     }
     const input = assignIds(normalizeInput(request.input));
     const history = parent ? store.history(parent.id) : [];
-    const context: Item[] = [...history, ...input];
+    const context: StoredItem[] = [...history, ...input];
     validateToolPairing(context);
 
     const storeFlag = request.store ?? true;
@@ -119,9 +119,20 @@ export class TurnEngine {
       sink.send(event);
     };
 
+    const upstream = this.deps.upstreamFor(request.model);
+    const upstreamRequest = {
+      model: request.model,
+      input: context,
+      newInput: input,
+      previousResponseId: parentId,
+      responseId: record.id,
+      settings: forwardedSettings(request),
+      sessionKey: this.deps.ownerId,
+    };
     if (request.generate === false) {
       // Warm-up (brief §2.1): a chainable node with the request's input, no model output.
       store.create({ ...record, status: "completed", usage: ZERO_USAGE, completedAt: now() }, input);
+      upstream.prewarm?.(upstreamRequest);
       emit("response.created", { response: responseObject(record, []) });
       emit("response.in_progress", { response: responseObject(record, []) });
       const done = store.get(record.id)!;
@@ -131,9 +142,7 @@ export class TurnEngine {
 
     let opened: Awaited<ReturnType<Upstream["open"]>>;
     try {
-      opened = await this.deps
-        .upstreamFor(request.model)
-        .open({ model: request.model, input: context, settings: forwardedSettings(request) }, signal);
+      opened = await upstream.open(upstreamRequest, signal);
     } catch (cause) {
       if (cause instanceof UpstreamError) {
         throw new ApiError(cause.status, {

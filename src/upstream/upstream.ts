@@ -7,7 +7,7 @@
  *   numbers (the engine re-keys them), and throws `UpstreamError` if it breaks mid-stream.
  */
 import type { Json, TurnSettings } from "../protocol/create-request.ts";
-import type { Item } from "../protocol/items.ts";
+import type { StoredItem } from "../protocol/items.ts";
 
 /** A Responses stream event as received from upstream: a JSON object with a `type`. */
 export interface UpstreamEvent {
@@ -15,13 +15,21 @@ export interface UpstreamEvent {
   [field: string]: Json | undefined;
 }
 
-/** What the engine asks an upstream for: the full model context and the turn's settings. */
+/** What the engine asks an upstream for: the full model context, the delta, and the settings. */
 export interface UpstreamRequest {
   model: string;
-  /** Full context, oldest first, ids stripped. */
-  input: readonly Item[];
+  /** Full context, oldest first: history(previous response) + `newInput`. Items carry Deltagate ids. */
+  input: readonly StoredItem[];
+  /** This turn's own input items (the delta a stateful upstream needs). */
+  newInput: readonly StoredItem[];
+  /** Deltagate id of the response this turn continues, or null for a new chain. */
+  previousResponseId: string | null;
+  /** Deltagate id this turn's response gets (known before the upstream is called). */
+  responseId: string;
   /** Settings forwarded by wire name (instructions, tools, tool_choice, text …). */
   settings: Partial<TurnSettings>;
+  /** Stable per-session key (the default `prompt_cache_key`). */
+  sessionKey: string;
 }
 
 /** An opened upstream stream: its first event, then the rest. */
@@ -38,6 +46,12 @@ export interface Upstream {
    * @throws {UpstreamError} when the upstream fails before its first event.
    */
   open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream>;
+  /**
+   * Optional: a `generate:false` warm-up arrived (instructions and tools known, no output wanted).
+   * Adapters with connection state (Responses WebSocket mode) may prepare the upstream; the call
+   * must not block or throw. `request.responseId` is the warm-up response's id.
+   */
+  prewarm?(request: UpstreamRequest): void;
 }
 
 /** An upstream failure, with the status Deltagate reports for it and a client-safe message. */
