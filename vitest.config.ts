@@ -16,17 +16,32 @@ export default defineConfig({
     projects: [
       {
         plugins: [
-          cloudflareTest(({ inject }) => ({
-            wrangler: { configPath: "./wrangler.toml" },
-            miniflare: {
-              bindings: {
-                UPSTREAM_BASE_URL: `${inject<string>("simulatorUrl")}/v1`,
-                UPSTREAM_API_KEY: "sim-test-key",
-                DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
-                MODELS: "deltagate-sim",
+          cloudflareTest(({ inject }) => {
+            const upstream = `${inject<string>("simulatorUrl")}/v1`;
+            // Test routing table: model prefixes pick the adapter under test; all reach the simulator.
+            const routes = [
+              {
+                model: "sim-chat*",
+                api: "chat-completions",
+                base_url: upstream,
+                api_key_var: "UPSTREAM_API_KEY",
               },
-            },
-          })),
+              { model: "sim-ws*", api: "responses-ws", base_url: upstream, api_key_var: "UPSTREAM_API_KEY" },
+              { model: "*", api: "responses-http", base_url: upstream, api_key_var: "UPSTREAM_API_KEY" },
+            ];
+            return {
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  UPSTREAMS: JSON.stringify(routes),
+                  UPSTREAM_BASE_URL: upstream,
+                  UPSTREAM_API_KEY: "sim-test-key",
+                  DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
+                  MODELS: "deltagate-sim",
+                },
+              },
+            };
+          }),
         ],
         test: {
           name: "workers",

@@ -3,6 +3,7 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
+import { parseRoutes, UPSTREAM_APIS, type UpstreamRoute } from "../upstream/routes.ts";
 import type { Env } from "./env.ts";
 
 /** Parsed configuration shared by the Worker and the session Durable Object. */
@@ -15,6 +16,10 @@ export interface Config {
     /** Bearer token for the upstream, or null to send none. */
     apiKey: string | null;
   };
+  /** Routing table: which upstream serves which model, in fallback order. */
+  routes: readonly UpstreamRoute[];
+  /** Idle ms after which a warm upstream WebSocket is closed (default 30,000). */
+  upstreamIdleMs: number;
   /** Model ids advertised by `GET /v1/models`. */
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
@@ -23,6 +28,9 @@ export interface Config {
 
 /** The lifetime OpenAI gives a Responses WebSocket (brief §1.4): 60 minutes, in ms. */
 export const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+
+/** Default idle time before a warm upstream WebSocket is closed, in ms. */
+export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
 
 const keyPair = z
   .string()
@@ -70,9 +78,21 @@ export function parseConfig(env: Env): Config {
     .int()
     .positive()
     .parse(env.WS_MAX_CONNECTION_MS ?? DEFAULT_MAX_CONNECTION_MS);
+  const upstream = { baseUrl, apiKey: env.UPSTREAM_API_KEY ? env.UPSTREAM_API_KEY : null };
+  const api = z.enum(UPSTREAM_APIS).parse(env.UPSTREAM_API ?? "responses-http");
+  const secret = (name: string) => {
+    const value = env[name];
+    return typeof value === "string" ? value : undefined;
+  };
   const config: Config = {
     apiKeys: parseApiKeys(env.DELTAGATE_API_KEYS),
-    upstream: { baseUrl, apiKey: env.UPSTREAM_API_KEY ? env.UPSTREAM_API_KEY : null },
+    upstream,
+    routes: parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret),
+    upstreamIdleMs: z.coerce
+      .number()
+      .int()
+      .positive()
+      .parse(env.UPSTREAM_IDLE_MS ?? DEFAULT_UPSTREAM_IDLE_MS),
     models: (env.MODELS ?? "")
       .split(",")
       .map((m) => m.trim())

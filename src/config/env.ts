@@ -7,6 +7,8 @@ import type { SessionDurableObject } from "../session/session-do.ts";
 
 /** Raw environment of the Worker and of each session Durable Object. */
 export interface Env {
+  /** Secret bindings named by `UPSTREAMS[].api_key_var` are read by name. */
+  [binding: string]: unknown;
   /** Durable Object namespace binding: one instance per (tenant, session). */
   SESSIONS: DurableObjectNamespace<SessionDurableObject>;
   /** OpenAI-compatible base URL including `/v1`, e.g. `https://api.openai.com/v1`. */
@@ -17,6 +19,12 @@ export interface Env {
   DELTAGATE_API_KEYS?: string;
   /** Comma-separated model ids listed by `GET /v1/models`. */
   MODELS?: string;
+  /** JSON routing table (see src/upstream/routes.ts); overrides the three UPSTREAM_* defaults. */
+  UPSTREAMS?: string;
+  /** Wire API of the default route: `responses-http` (default), `responses-ws` or `chat-completions`. */
+  UPSTREAM_API?: string;
+  /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate. */
+  UPSTREAM_IDLE_MS?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
 }

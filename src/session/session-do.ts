@@ -15,7 +15,7 @@ import type { Env } from "../config/env.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { ApiError, invalidRequest } from "../protocol/errors.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
-import { ResponsesHttpUpstream } from "../upstream/responses-http.ts";
+import { UpstreamRouter } from "../upstream/router.ts";
 import { newConnectionId } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
@@ -38,10 +38,10 @@ export class SessionDurableObject extends DurableObject<Env> {
     this.maxConnectionMs = config.maxConnectionMs;
     this.store = new ConversationStore(ctx.storage);
     this.store.failInterrupted(Date.now());
-    const upstream = new ResponsesHttpUpstream(config.upstream);
+    const router = new UpstreamRouter(config.routes);
     const engine = new TurnEngine({
       store: this.store,
-      upstreamFor: () => upstream,
+      upstreamFor: (model) => router.upstreamFor(model),
       ownerId: ctx.id.toString(),
       now: Date.now,
     });

@@ -1,0 +1,91 @@
+/**
+ * Per-session upstream selection: maps a model to its route chain (routes.ts) and keeps one
+ * adapter instance per route for the session's lifetime in memory, so stateful adapters (the
+ * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction.
+ * Invariant: a model with no route is rejected before anything is sent anywhere.
+ */
+import { ApiError } from "../protocol/errors.ts";
+import { ResponsesHttpUpstream } from "./responses-http.ts";
+import { routesFor, type UpstreamRoute } from "./routes.ts";
+import type { Upstream, UpstreamRequest, UpstreamStream } from "./upstream.ts";
+
+/** Builds the adapter for one route. */
+export function createAdapter(route: UpstreamRoute): Upstream {
+  switch (route.api) {
+    case "responses-http":
+      return new ResponsesHttpUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
+    case "chat-completions":
+    case "responses-ws":
+      throw new ApiError(501, {
+        type: "server_error",
+        code: "upstream_api_not_available",
+        message: `The '${route.api}' upstream API is not available in this build.`,
+        param: null,
+      });
+  }
+}
+
+/** An upstream bound to one route: rewrites the model id when the route says so. */
+class RoutedUpstream implements Upstream {
+  private readonly route: UpstreamRoute;
+  private readonly adapter: Upstream;
+
+  constructor(route: UpstreamRoute, adapter: Upstream) {
+    this.route = route;
+    this.adapter = adapter;
+  }
+
+  private rewrite(request: UpstreamRequest): UpstreamRequest {
+    return this.route.upstreamModel ? { ...request, model: this.route.upstreamModel } : request;
+  }
+
+  open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+    return this.adapter.open(this.rewrite(request), signal);
+  }
+
+  prewarm(request: UpstreamRequest): void {
+    this.adapter.prewarm?.(this.rewrite(request));
+  }
+}
+
+/** The upstreams of one session Durable Object. */
+export class UpstreamRouter {
+  private readonly routes: readonly UpstreamRoute[];
+  private readonly adapters = new Map<UpstreamRoute, Upstream>();
+  private readonly factory: (route: UpstreamRoute) => Upstream;
+
+  /**
+   * @param routes the parsed routing table (config.ts).
+   * @param factory adapter constructor (defaults to `createAdapter`; tests may pass their own).
+   */
+  constructor(routes: readonly UpstreamRoute[], factory: (route: UpstreamRoute) => Upstream = createAdapter) {
+    this.routes = routes;
+    this.factory = factory;
+  }
+
+  /**
+   * The upstream for `model`: its first matching route.
+   * @throws {ApiError} 400 `model_not_found` when no route matches.
+   */
+  upstreamFor(model: string): Upstream {
+    const [route] = routesFor(this.routes, model);
+    if (!route) {
+      throw new ApiError(400, {
+        type: "invalid_request_error",
+        code: "model_not_found",
+        message: `The model '${model}' does not exist or is not routed by this Deltagate.`,
+        param: "model",
+      });
+    }
+    return new RoutedUpstream(route, this.adapterFor(route));
+  }
+
+  private adapterFor(route: UpstreamRoute): Upstream {
+    let adapter = this.adapters.get(route);
+    if (!adapter) {
+      adapter = this.factory(route);
+      this.adapters.set(route, adapter);
+    }
+    return adapter;
+  }
+}

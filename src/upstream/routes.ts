@@ -1,0 +1,106 @@
+/**
+ * The upstream routing table: which upstream (and which wire API) serves which model. Owns the
+ * `UPSTREAMS` configuration format and model matching.
+ *
+ * `UPSTREAMS` is a JSON array of routes in priority order, e.g.
+ *   [{"model":"gpt-*","api":"responses-ws","base_url":"https://api.openai.com/v1","api_key_var":"OPENAI_API_KEY"},
+ *    {"model":"llama-*","api":"chat-completions","base_url":"http://10.0.0.5:8000/v1"}]
+ * `model` is an exact id or a glob with `*`; `api_key_var` names a secret binding (keys are never
+ * written into the table itself). Several routes matching the same model form its fallback chain,
+ * tried in order. Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
+ * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default `responses-http`).
+ * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
+ */
+import { z } from "zod";
+
+/** The wire APIs Deltagate can forward to. */
+export const UPSTREAM_APIS = ["responses-http", "responses-ws", "chat-completions"] as const;
+/** One of `UPSTREAM_APIS`. */
+export type UpstreamApi = (typeof UPSTREAM_APIS)[number];
+
+/** A parsed route. */
+export interface UpstreamRoute {
+  /** Exact model id or glob (`*` matches any run of characters). */
+  model: string;
+  api: UpstreamApi;
+  /** Base URL including `/v1`, no trailing slash. */
+  baseUrl: string;
+  /** Bearer token (resolved from `api_key_var`), or null. */
+  apiKey: string | null;
+  /** Optional model id to send upstream instead of the client's (e.g. a provider's own name). */
+  upstreamModel: string | null;
+}
+
+const routeSchema = z.strictObject({
+  model: z.string().min(1),
+  api: z.enum(UPSTREAM_APIS),
+  base_url: z.url({ protocol: /^https?$/ }),
+  api_key_var: z.string().min(1).optional(),
+  upstream_model: z.string().min(1).optional(),
+});
+
+/** Source of secret values by binding name (the Worker/Durable Object `env`). */
+export type SecretLookup = (name: string) => string | undefined;
+
+/**
+ * Parses the routing table.
+ * @param raw the `UPSTREAMS` JSON text, or undefined for the single default route.
+ * @param fallback the default route's settings (from `UPSTREAM_BASE_URL` & co.).
+ * @throws {Error} naming the bad route index and field when `raw` is not a valid table, or when
+ *   an `api_key_var` names a binding that is not set.
+ */
+export function parseRoutes(
+  raw: string | undefined,
+  fallback: { baseUrl: string; apiKey: string | null; api: UpstreamApi },
+  secret: SecretLookup,
+): UpstreamRoute[] {
+  if (raw === undefined || raw.trim() === "") {
+    return [
+      {
+        model: "*",
+        api: fallback.api,
+        baseUrl: fallback.baseUrl,
+        apiKey: fallback.apiKey,
+        upstreamModel: null,
+      },
+    ];
+  }
+  const parsed = z.array(routeSchema).min(1).safeParse(JSON.parse(raw));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `UPSTREAMS is invalid at ${issue?.path.join(".") ?? "?"}: ${issue?.message ?? "unknown"}`,
+    );
+  }
+  return parsed.data.map((route, index) => {
+    let apiKey: string | null = null;
+    if (route.api_key_var) {
+      const value = secret(route.api_key_var);
+      if (value === undefined) throw new Error(`UPSTREAMS[${index}].api_key_var names an unset binding`);
+      apiKey = value;
+    }
+    return {
+      model: route.model,
+      api: route.api,
+      baseUrl: route.base_url.replace(/\/+$/, ""),
+      apiKey,
+      upstreamModel: route.upstream_model ?? null,
+    };
+  });
+}
+
+/** True when `model` matches a route's exact id or `*` glob. */
+export function routeMatches(pattern: string, model: string): boolean {
+  if (!pattern.includes("*")) return pattern === model;
+  const regex = new RegExp(`^${pattern.split("*").map(escapeRegex).join(".*")}$`);
+  return regex.test(model);
+}
+
+function escapeRegex(text: string): string {
+  return text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** The routes serving `model`, in fallback order (empty when none matches). */
+export function routesFor(routes: readonly UpstreamRoute[], model: string): UpstreamRoute[] {
+  return routes.filter((route) => routeMatches(route.model, model));
+}
