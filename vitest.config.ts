@@ -26,7 +26,28 @@ export default defineConfig({
                 base_url: upstream,
                 api_key_var: "UPSTREAM_API_KEY",
               },
+              // A short idle time so a test can watch the warm upstream socket close (idle_ms).
+              {
+                model: "sim-ws-idle*",
+                api: "responses-ws",
+                base_url: upstream,
+                api_key_var: "UPSTREAM_API_KEY",
+                idle_ms: 400,
+              },
               { model: "sim-ws*", api: "responses-ws", base_url: upstream, api_key_var: "UPSTREAM_API_KEY" },
+              // A tiny context window, so `truncation` is reachable (src/context).
+              { model: "sim-small*", api: "responses-http", base_url: upstream, context_window: 300 },
+              // Fallback chains (src/upstream/fallback.ts): a dead first route, then the simulator…
+              {
+                model: "sim-fallback*",
+                api: "responses-http",
+                base_url: "http://127.0.0.1:9/v1",
+                max_retries: 1,
+              },
+              { model: "sim-fallback*", api: "responses-http", base_url: upstream, max_retries: 1 },
+              // …and two simulator routes, so every attempt of a failing turn shows in the recorder.
+              { model: "sim-retry*", api: "responses-http", base_url: upstream, max_retries: 2 },
+              { model: "sim-retry*", api: "responses-http", base_url: upstream, max_retries: 1 },
               { model: "*", api: "responses-http", base_url: upstream, api_key_var: "UPSTREAM_API_KEY" },
             ];
             return {
@@ -38,6 +59,8 @@ export default defineConfig({
                   UPSTREAM_API_KEY: "sim-test-key",
                   DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
                   MODELS: "deltagate-sim",
+                  // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
+                  UPSTREAM_RETRY_BASE_MS: "5",
                 },
               },
             };

@@ -103,6 +103,26 @@ function buildChunks(
   return chunks;
 }
 
+/**
+ * `split_chars=1`: writes `text` as several `res.write` calls, each cut right after the lead
+ * byte of a multi-byte UTF-8 character (so the rest of that character arrives in the next write),
+ * 5 ms apart so the pieces leave as separate network writes. Text without such characters is one
+ * write. Tests that a client decodes a code point split across reads.
+ */
+async function writeSplitChars(res: ServerResponse, text: string): Promise<void> {
+  const write = (piece: Buffer) =>
+    new Promise<void>((resolve) => (res.destroyed ? resolve() : res.write(piece, () => resolve())));
+  const bytes = Buffer.from(text, "utf8");
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if ((bytes[i] ?? 0) < 0xc0) continue; // not the lead byte of a multi-byte sequence
+    await write(bytes.subarray(start, i + 1));
+    start = i + 1;
+    await new Promise<void>((resolve) => setTimeout(resolve, 5));
+  }
+  await write(bytes.subarray(start));
+}
+
 /** Handles one `POST /v1/chat/completions` request end to end (never throws). */
 export async function handleChatCompletions(
   state: SimState,
@@ -135,7 +155,7 @@ export async function handleChatCompletions(
     finish(err.status, `${err.code ?? err.type} `);
     return;
   }
-  const { base, plan, usage, firstAtMs, msPerToken, midstream } = prepared;
+  const { base, plan, usage, firstAtMs, msPerToken, midstream, splitChars } = prepared;
   const note = `ctx=${prepared.contextItems} in=${usage.prompt_tokens} out=${usage.completion_tokens} `;
 
   if (body?.stream !== true) {
@@ -202,7 +222,8 @@ export async function handleChatCompletions(
     if (!chunk) break;
     await waitUntil(startMs, chunk.atMs, tracker.signal);
     if (tracker.signal.aborted) return finish(200, "client went away mid-stream ");
-    await writeFlushed(res, `data: ${JSON.stringify(chunk.data)}\n\n`);
+    const line = `data: ${JSON.stringify(chunk.data)}\n\n`;
+    await (splitChars ? writeSplitChars(res, line) : writeFlushed(res, line));
   }
   if (midstream) {
     record.simulatedFailure = "midstream";
@@ -261,6 +282,7 @@ function prepareChat(state: SimState, body: JsonObject) {
     firstAtMs: firstEventDelayMs(state.timing, promptTokens - cached, directives.delayMs),
     msPerToken: decodeMs(state.timing, 1),
     midstream: directives.fail?.kind === "midstream",
+    splitChars: directives.splitChars,
     failBefore: directives.fail?.kind === "before" ? directives.fail.status : null,
   };
 }

@@ -21,6 +21,24 @@ export interface Directives {
   delayMs: number;
   /** WS only: drop the socket right after the create frame (`ws_drop=1`). */
   wsDrop: boolean;
+  /**
+   * WS only, seeded random loss of upstream state (`ws_drop_pct=P`, 0–100): see `wsLossFor` in
+   * ws-faults.ts. 0 = off.
+   */
+  wsDropPct: number;
+  /** Seed of `ws_drop_pct` (`ws_drop_seed=S`, default 1). */
+  wsDropSeed: number;
+  /**
+   * WS only: responses one connection serves before it answers `websocket_connection_limit_reached`
+   * and closes, like OpenAI's 60-minute limit (`ws_limit=N`; 0 = unlimited).
+   */
+  wsMaxResponses: number;
+  /**
+   * Chat Completions streaming only (`split_chars=1`): every chunk containing multi-byte UTF-8
+   * characters is written in several `res.write` calls cut inside those characters. Generated
+   * answers are ASCII: put the non-ASCII text in a tool output or a backticked command.
+   */
+  splitChars: boolean;
 }
 
 /** Defaults used when no directive is present. */
@@ -31,6 +49,10 @@ export const DEFAULT_DIRECTIVES: Directives = {
   fail: null,
   delayMs: 0,
   wsDrop: false,
+  wsDropPct: 0,
+  wsDropSeed: 1,
+  wsMaxResponses: 0,
+  splitChars: false,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -76,6 +98,18 @@ export function parseDirectives(text: string): Directives {
         break;
       case "ws_drop":
         d.wsDrop = value === "1" || value === "true";
+        break;
+      case "ws_drop_pct":
+        d.wsDropPct = parseCount(value, 0, 100) ?? d.wsDropPct;
+        break;
+      case "ws_drop_seed":
+        d.wsDropSeed = parseCount(value, 0, 2 ** 31) ?? d.wsDropSeed;
+        break;
+      case "ws_limit":
+        d.wsMaxResponses = parseCount(value, 0, 1_000_000) ?? d.wsMaxResponses;
+        break;
+      case "split_chars":
+        d.splitChars = value === "1" || value === "true";
         break;
       default:
         break;

@@ -33,8 +33,14 @@ export interface RecordedRequest {
    * while in progress or when the connection was dropped on purpose before a status existed.
    */
   status: number | null;
-  /** `fail`/`ws_drop` directive applied to this request ("before", "midstream", "ws_drop"), or null. */
+  /**
+   * Fault applied to this request: "before", "midstream", "ws_drop" (socket dropped before
+   * answering), "not_found" (seeded `previous_response_not_found`), "ws_drop_after" (answered,
+   * then the socket dropped), "ws_limit" (`websocket_connection_limit_reached`), or null.
+   */
   simulatedFailure: string | null;
+  /** WS frames: the id of the connection that carried it (`/_sim/ws-connections`); else null. */
+  connectionId: number | null;
   /** Raw body text (used by `contains` filtering; not serialized by `/_sim/requests`). */
   rawText: string;
 }
@@ -63,6 +69,7 @@ export class Recorder {
       aborted: false,
       status: null,
       simulatedFailure: null,
+      connectionId: null,
       rawText,
     };
     this.#records.push(record);

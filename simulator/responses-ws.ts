@@ -4,12 +4,14 @@
  * queue). Each connection keeps a local cache of its latest response(s), so `store:false`
  * chains work within the connection; stored responses are found too. Supports
  * `generate:false` warm-ups, request-level error frames (socket stays open), and the
- * `fail=`, `ws_drop=` and `delay_ms=` directives (1011 close / abrupt drop).
+ * `fail=`, `ws_drop=` and `delay_ms=` directives (1011 close / abrupt drop), plus seeded state
+ * loss (`ws_drop_pct=`/`ws_drop_seed=`, ws-faults.ts) and a per-connection response limit
+ * (`ws_limit=`). Every connection is logged (ws-connections.ts).
  */
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
-import { invalidRequest, type SimError, toSimError, wsErrorFrame } from "./errors.ts";
+import { invalidRequest, previousResponseNotFound, SimError, toSimError, wsErrorFrame } from "./errors.ts";
 import { midstreamCutIndex } from "./events.ts";
 import { isJsonObject, type JsonObject } from "./json.ts";
 import { PrefixCache } from "./prefix-cache.ts";
@@ -18,6 +20,8 @@ import { prepareTurn } from "./responses-turn.ts";
 import type { SimState } from "./state.ts";
 import { ResponseStore } from "./store.ts";
 import { runSteps } from "./stream-runner.ts";
+import type { WsConnectionRecord } from "./ws-connections.ts";
+import { wsLossFor } from "./ws-faults.ts";
 
 /** Per-connection state. */
 interface Connection {
@@ -31,6 +35,8 @@ interface Connection {
   /** Tail of the sequential frame queue. */
   queue: Promise<void>;
   path: string;
+  /** This connection's entry in `/_sim/ws-connections`. */
+  log: WsConnectionRecord;
 }
 
 /** Creates the `ws` server (noServer mode) that `handleUpgrade` feeds. */
@@ -54,10 +60,15 @@ export function handleWsUpgrade(
       closed: new AbortController(),
       queue: Promise.resolve(),
       path: (req.url ?? "/v1/responses").split("?")[0] ?? "/v1/responses",
+      log: state.wsConnections.open(),
     };
     state.log("WS connected on /v1/responses");
-    ws.on("close", (code) => {
+    ws.on("close", (code, reason) => {
       conn.closed.abort();
+      conn.log.closedAt = Date.now();
+      conn.log.closeCode = code;
+      conn.log.closeReason = reason.toString("utf8");
+      conn.log.closedBy ??= "client";
       state.log(`WS closed (${code})`);
     });
     ws.on("error", () => conn.closed.abort());
@@ -66,6 +77,16 @@ export function handleWsUpgrade(
       conn.queue = conn.queue.then(() => handleFrame(state, conn, text, rawSize(data)));
     });
   });
+}
+
+/** OpenAI's error at the 60-minute connection lifetime (brief §1.4, §1.5). */
+function connectionLimitReached(): SimError {
+  return new SimError(
+    400,
+    "invalid_request_error",
+    "Responses websocket connection limit reached (60 minutes). Create a new websocket connection to continue.",
+    "websocket_connection_limit_reached",
+  );
 }
 
 function rawToString(data: RawData): string {
@@ -108,6 +129,7 @@ async function handleFrame(
   }
   const record = state.recorder.begin("ws", conn.path, text ?? "", body);
   record.bytes = bytes;
+  record.connectionId = conn.log.id;
   if (!body) {
     sendError(state, conn, record, invalidRequest("Invalid frame: expected a JSON object text frame."));
     return;
@@ -136,6 +158,7 @@ async function handleCreate(
   record: RecordedRequest,
 ): Promise<void> {
   const startMs = Date.now();
+  const ordinal = ++conn.log.creates;
   const params: JsonObject = { ...body };
   delete params.type;
   const prevId = typeof body.previous_response_id === "string" ? body.previous_response_id : null;
@@ -160,10 +183,32 @@ async function handleCreate(
     sendError(state, conn, record, toSimError(e));
     return;
   }
-  if (turn.directives.wsDrop) {
+  const { wsMaxResponses, wsDropPct, wsDropSeed } = turn.directives;
+  if (wsMaxResponses > 0 && conn.log.responses >= wsMaxResponses) {
+    record.simulatedFailure = "ws_limit";
+    sendError(state, conn, record, connectionLimitReached());
+    conn.log.closedBy = "server";
+    conn.socket.close(1000, "connection limit reached");
+    return;
+  }
+  const loss = wsLossFor({
+    seed: wsDropSeed,
+    pct: wsDropPct,
+    contextItems: record.contextItemCount ?? 0,
+    ordinal,
+    continuation: prevId !== null,
+  });
+  if (loss === "not_found" && prevId !== null) {
+    record.simulatedFailure = "not_found";
+    conn.cache.delete(prevId);
+    sendError(state, conn, record, previousResponseNotFound(prevId));
+    return;
+  }
+  if (turn.directives.wsDrop || loss === "drop_before") {
     record.simulatedFailure = "ws_drop";
     state.recorder.changed();
-    state.log("WS simulated drop (ws_drop=1): terminating socket");
+    state.log("WS simulated drop: terminating socket");
+    conn.log.closedBy = "server";
     conn.socket.terminate();
     return;
   }
@@ -186,6 +231,7 @@ async function handleCreate(
     record.simulatedFailure = "midstream";
     state.recorder.changed();
     state.log("WS simulated mid-stream failure: closing 1011");
+    conn.log.closedBy = "server";
     conn.socket.close(1011, "simulated upstream failure");
     conn.closed.abort();
     return;
@@ -193,6 +239,16 @@ async function handleCreate(
   conn.cache.put(turn.node);
   if (turn.store) state.store.put(turn.node);
   record.status = 200;
+  conn.log.responses++;
+  if (loss === "drop_after") {
+    record.simulatedFailure = "ws_drop_after";
+    conn.log.closedBy = "server";
+    // Let the terminal event reach the kernel first: terminate() discards what ws still buffers.
+    for (let i = 0; i < 100 && conn.socket.bufferedAmount > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    conn.socket.terminate();
+  }
   state.recorder.changed();
   const usage = turn.final.usage;
   state.log(

@@ -19,6 +19,7 @@ import { createWsServer, handleWsUpgrade } from "./responses-ws.ts";
 import type { SimState } from "./state.ts";
 import { DEFAULT_CONNECTION_CACHE_SIZE, ResponseStore } from "./store.ts";
 import { DEFAULT_TIMING } from "./timing.ts";
+import { WsConnectionLog } from "./ws-connections.ts";
 
 /** Options of `startSimulator`. All optional. */
 export interface SimulatorOptions {
@@ -80,6 +81,11 @@ async function route(state: SimState, req: IncomingMessage, res: ServerResponse)
     const contains = url.searchParams.get("contains") ?? undefined;
     return sendJson(res, 200, { data: state.recorder.list(contains).map(recordToJson) });
   }
+  if (method === "GET" && path === "/_sim/ws-connections") {
+    const ids = url.searchParams.get("ids");
+    const filter = ids ? new Set(ids.split(",").map(Number)) : undefined;
+    return sendJson(res, 200, { data: state.wsConnections.list(filter) });
+  }
   if (method === "DELETE" && path === "/_sim/requests") {
     state.recorder.clear();
     return sendJson(res, 200, { deleted: true });
@@ -107,6 +113,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     store: new ResponseStore(),
     prefix: new KeyedPrefixCache(),
     recorder,
+    wsConnections: new WsConnectionLog(),
     wsCacheSize: options.wsCacheSize ?? DEFAULT_CONNECTION_CACHE_SIZE,
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };

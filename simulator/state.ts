@@ -7,6 +7,7 @@ import type { KeyedPrefixCache } from "./prefix-cache.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ResponseStore } from "./store.ts";
 import type { TimingModel } from "./timing.ts";
+import type { WsConnectionLog } from "./ws-connections.ts";
 
 /** Everything the endpoint handlers share. */
 export interface SimState {
@@ -16,6 +17,8 @@ export interface SimState {
   /** Prefix caches by `prompt_cache_key` for requests that resend full context. */
   prefix: KeyedPrefixCache;
   recorder: Recorder;
+  /** WebSocket-mode connections (`/_sim/ws-connections`). */
+  wsConnections: WsConnectionLog;
   /** Responses each WS connection keeps in its local cache. */
   wsCacheSize: number;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */

@@ -3,7 +3,13 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
-import { parseRoutes, UPSTREAM_APIS, type UpstreamRoute } from "../upstream/routes.ts";
+import {
+  parseRoutes,
+  ROUTE_DEFAULTS,
+  type RouteDefaults,
+  UPSTREAM_APIS,
+  type UpstreamRoute,
+} from "../upstream/routes.ts";
 import type { Env } from "./env.ts";
 
 /** Parsed configuration shared by the Worker and the session Durable Object. */
@@ -24,6 +30,10 @@ export interface Config {
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
   maxConnectionMs: number;
+  /** How long store:true responses are kept, in ms (default 30 days). */
+  retentionMs: number;
+  /** Grace period before an abandoned store:true response is cancelled, in ms (default 10 minutes). */
+  abandonGraceMs: number;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (brief §1.4): 60 minutes, in ms. */
@@ -60,6 +70,33 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   return keys;
 }
 
+/**
+ * Window and retry defaults of every route (`UPSTREAM_CONTEXT_WINDOW` tokens,
+ * `UPSTREAM_MAX_RETRIES` 0–5, `UPSTREAM_RETRY_BASE_MS` ms); a route's own fields win.
+ * @throws {Error} (zod) when a value is not a number in range.
+ */
+function routeDefaults(env: Env): RouteDefaults {
+  return {
+    contextWindow: z.coerce
+      .number()
+      .int()
+      .positive()
+      .parse(env.UPSTREAM_CONTEXT_WINDOW ?? ROUTE_DEFAULTS.contextWindow),
+    maxRetries: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(5)
+      .parse(env.UPSTREAM_MAX_RETRIES ?? ROUTE_DEFAULTS.maxRetries),
+    retryBaseMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .parse(env.UPSTREAM_RETRY_BASE_MS ?? ROUTE_DEFAULTS.retryBaseMs),
+  };
+}
+
 const cache = new WeakMap<Env, Config>();
 
 /**
@@ -87,7 +124,7 @@ export function parseConfig(env: Env): Config {
   const config: Config = {
     apiKeys: parseApiKeys(env.DELTAGATE_API_KEYS),
     upstream,
-    routes: parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret),
+    routes: parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env)),
     upstreamIdleMs: z.coerce
       .number()
       .int()
@@ -98,6 +135,20 @@ export function parseConfig(env: Env): Config {
       .map((m) => m.trim())
       .filter((m) => m.length > 0),
     maxConnectionMs,
+    retentionMs:
+      z.coerce
+        .number()
+        .positive()
+        .parse(env.RESPONSE_RETENTION_DAYS ?? 30) *
+      24 *
+      60 *
+      60 *
+      1000,
+    abandonGraceMs: z.coerce
+      .number()
+      .int()
+      .positive()
+      .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
   };
   cache.set(env, config);
   return config;

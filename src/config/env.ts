@@ -25,6 +25,16 @@ export interface Env {
   UPSTREAM_API?: string;
   /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate. */
   UPSTREAM_IDLE_MS?: string;
+  /** Context window in tokens of routes that set no `context_window` (default 128,000). */
+  UPSTREAM_CONTEXT_WINDOW?: string;
+  /** Retries (0–5) of an upstream 429/5xx before the first event, per route (default 2). */
+  UPSTREAM_MAX_RETRIES?: string;
+  /** First retry delay in ms, doubled per retry (default 250). */
+  UPSTREAM_RETRY_BASE_MS?: string;
+  /** Days a store:true response is kept (default 30). */
+  RESPONSE_RETENTION_DAYS?: string;
+  /** Ms a store:true response keeps generating with no client attached before it is cancelled (default 600,000). */
+  ABANDONED_RESPONSE_GRACE_MS?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
 }

@@ -10,6 +10,7 @@
  *      send until the write is durable, so a client never sees a completion that is not stored).
  * Source: brief §2.1, §3.4, §4.1–4.3.
  */
+import { ContextWindow } from "../context/context-window.ts";
 import {
   type CreateRequest,
   FORWARDED_SETTINGS,
@@ -18,8 +19,14 @@ import {
 } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { Item, StoredItem } from "../protocol/items.ts";
+import type { LiveRegistry, LiveResponse } from "../session/live-responses.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
-import { type Upstream, UpstreamError, type UpstreamEvent } from "../upstream/upstream.ts";
+import {
+  type Upstream,
+  UpstreamError,
+  type UpstreamEvent,
+  type UpstreamStream,
+} from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
 import type { EventSink, ServerEvent } from "./event-sink.ts";
 import { OutputRekeyer } from "./rekey.ts";
@@ -29,9 +36,13 @@ import { validateToolPairing } from "./tool-pairing.ts";
 /** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
 export const MAX_ITEM_BYTES = 1_900_000;
 
-/** Who runs the turn: a WebSocket connection (`connId`) or an HTTP request (`null`). */
+/**
+ * Who runs the turn: a WebSocket connection or one HTTP request (each has its own `connId`, the
+ * scope of its store:false responses), on behalf of `tenant`.
+ */
 export interface TurnScope {
-  connId: string | null;
+  connId: string;
+  tenant: string;
 }
 
 /** Collaborators of the engine. */
@@ -43,6 +54,13 @@ export interface TurnEngineDeps {
   ownerId: string;
   /** Clock in ms. */
   now(): number;
+  /** Live responses of the session: event logs, subscribers, cancellation. */
+  live: LiveRegistry;
+  /**
+   * Copies a store:true response owned by another session Durable Object of the same tenant into
+   * this one (so a chain can continue from any session). Resolves false when it is not found.
+   */
+  importRemote(responseId: string, tenant: string): Promise<boolean>;
 }
 
 const LIFECYCLE = new Set(["response.created", "response.in_progress", "response.queued"]);
@@ -51,9 +69,12 @@ const TERMINAL = new Set(["response.completed", "response.incomplete", "response
 /** Runs turns against one session's store. */
 export class TurnEngine {
   private readonly deps: TurnEngineDeps;
+  /** Render cache, token counts, `truncation` and usage fallback (src/context). */
+  private readonly context: ContextWindow;
 
   constructor(deps: TurnEngineDeps) {
     this.deps = deps;
+    this.context = new ContextWindow(deps.store);
   }
 
   /**
@@ -82,7 +103,9 @@ export class TurnEngine {
       );
     }
     const parentId = request.previous_response_id ?? null;
-    const parent = parentId ? store.get(parentId) : null;
+    let parent = parentId ? store.get(parentId) : null;
+    if (parentId && !parent && (await this.deps.importRemote(parentId, scope.tenant)))
+      parent = store.get(parentId);
     if (parentId && (!parent || (parent.connId !== null && parent.connId !== scope.connId))) {
       throw previousResponseNotFound(parentId);
     }
@@ -94,8 +117,8 @@ export class TurnEngine {
       );
     }
     const input = assignIds(normalizeInput(request.input));
-    const history = parent ? store.history(parent.id) : [];
-    const context: StoredItem[] = [...history, ...input];
+    const history = this.context.history(parent?.id ?? null); // render cache (src/context), else SQLite
+    const context: StoredItem[] = [...history.items, ...input];
     validateToolPairing(context);
 
     const storeFlag = request.store ?? true;
@@ -113,13 +136,14 @@ export class TurnEngine {
       createdAt: now(),
       completedAt: null,
     };
-    let seq = 0;
-    const emit = (type: string, fields: Record<string, unknown>) => {
-      const event: ServerEvent = { type, sequence_number: seq++, ...fields };
-      sink.send(event);
-    };
-
-    const upstream = this.deps.upstreamFor(request.model);
+    // Context window (src/context/context-window.ts): `truncation`, 400 context_length_exceeded
+    // before anything is sent, and a usage when the upstream gives none.
+    const upstream = await this.context.fit(this.deps.upstreamFor(request.model), {
+      responseId: record.id,
+      history,
+      input,
+      request,
+    });
     const upstreamRequest = {
       model: request.model,
       input: context,
@@ -131,12 +155,21 @@ export class TurnEngine {
     };
     if (request.generate === false) {
       // Warm-up (brief §2.1): a chainable node with the request's input, no model output.
-      store.create({ ...record, status: "completed", usage: ZERO_USAGE, completedAt: now() }, input);
+      store.create(record, input);
       upstream.prewarm?.(upstreamRequest);
-      emit("response.created", { response: responseObject(record, []) });
-      emit("response.in_progress", { response: responseObject(record, []) });
-      const done = store.get(record.id)!;
-      emit("response.completed", { response: responseObject(done, []) });
+      const live = this.deps.live.begin(record.id, sink, false);
+      const turn = new TurnEmitter(live, store, record);
+      turn.emit("response.created", { response: responseObject(record, []) });
+      turn.emit("response.in_progress", { response: responseObject(record, []) });
+      turn.complete({
+        status: "completed",
+        output: [],
+        usage: ZERO_USAGE,
+        error: null,
+        incompleteDetails: null,
+        completedAt: now(),
+      });
+      this.deps.live.end(record.id);
       return record.id;
     }
 
@@ -156,57 +189,119 @@ export class TurnEngine {
     }
 
     store.create(record, input);
-    emit("response.created", { response: responseObject(record, []) });
-    emit("response.in_progress", { response: responseObject(record, []) });
+    const live = this.deps.live.begin(record.id, sink, record.store);
+    try {
+      return await this.stream(
+        record,
+        opened,
+        new TurnEmitter(live, store, record),
+        AbortSignal.any([signal, live.signal]),
+      );
+    } finally {
+      this.deps.live.end(record.id);
+    }
+  }
 
+  /** Steps 4–5: re-keys and emits the upstream's events, then commits and emits the terminal event. */
+  private async stream(
+    record: ResponseRecord,
+    opened: UpstreamStream,
+    turn: TurnEmitter,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const { now } = this.deps;
+    turn.emit("response.created", { response: responseObject(record, []) });
+    turn.emit("response.in_progress", { response: responseObject(record, []) });
     const rekey = new OutputRekeyer();
     const output: StoredItem[] = [];
     let outcome: ResponseOutcome | null = null;
-    const finish = (value: ResponseOutcome) => {
-      outcome = value;
-    };
     const handle = (event: UpstreamEvent) => {
       if (LIFECYCLE.has(event.type) || outcome) return;
       if (TERMINAL.has(event.type)) {
-        finish(terminalOutcome(event, rekey, output, now()));
-        return;
+        outcome = terminalOutcome(event, rekey, output, now());
+      } else if (event.type === "error") {
+        outcome = failure(output, now(), errorOf(event));
+      } else {
+        const { type, sequence_number: _seq, ...fields } = rekey.event(event);
+        if (type === "response.output_item.done" && typeof fields.output_index === "number") {
+          output[fields.output_index] = fields.item as StoredItem;
+        }
+        turn.emit(String(type), fields);
       }
-      if (event.type === "error") {
-        finish(failure(output, now(), errorOf(event)));
-        return;
-      }
-      const { type, sequence_number: _seq, ...fields } = rekey.event(event);
-      if (type === "response.output_item.done" && typeof fields.output_index === "number") {
-        output[fields.output_index] = fields.item as StoredItem;
-      }
-      emit(String(type), fields);
     };
-
     try {
       handle(opened.first);
-      if (!outcome) {
-        for await (const event of opened.rest) {
-          handle(event);
-          if (outcome) break;
-        }
+      for await (const event of outcome ? [] : opened.rest) {
+        handle(event);
+        if (outcome || signal.aborted) break;
       }
     } catch (cause) {
-      if (signal.aborted && record.connId !== null) return record.id;
-      const message = cause instanceof UpstreamError ? cause.message : "The upstream stream failed.";
-      const code = cause instanceof UpstreamError ? cause.code : "server_error";
-      finish(failure(output, now(), { code, message }));
+      if (!signal.aborted) {
+        const message = cause instanceof UpstreamError ? cause.message : "The upstream stream failed.";
+        const code = cause instanceof UpstreamError ? cause.code : "server_error";
+        outcome = failure(output, now(), { code, message });
+      }
     }
-    if (signal.aborted && record.connId !== null) return record.id; // the owning socket is gone: nothing to keep
-    const final: ResponseOutcome =
+    if (signal.aborted) {
+      const reason: unknown = signal.reason;
+      if (reason !== "cancelled" && reason !== "abandoned") return record.id; // store:false owner gone: nothing to keep
+      outcome = {
+        ...failure(output, now(), { code: "response_cancelled", message: `The response was ${reason}.` }),
+        status: "cancelled",
+      };
+    }
+    turn.complete(
       outcome ??
-      failure(output, now(), {
-        code: "server_error",
-        message: "The upstream stream ended before the response completed.",
-      });
-    store.finish(record.id, final);
-    const stored = store.get(record.id)!;
-    emit(`response.${final.status}`, { response: responseObject(stored, [...final.output]) });
+        failure(output, now(), {
+          code: "server_error",
+          message: "The upstream stream ended before the response completed.",
+        }),
+    );
     return record.id;
+  }
+}
+
+/**
+ * Numbers and publishes one response's events (contiguous `sequence_number`s from 0) and commits
+ * its terminal state: the terminal event is built first, the output, status and full event log
+ * are written in one transaction, and only then is the terminal event sent (so a client never sees
+ * a completion that is not durable, brief §4 / platform brief §3 "output gate").
+ */
+class TurnEmitter {
+  private seq = 0;
+  private readonly live: LiveResponse;
+  private readonly store: ConversationStore;
+  private readonly record: ResponseRecord;
+
+  constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord) {
+    this.live = live;
+    this.store = store;
+    this.record = record;
+  }
+
+  emit(type: string, fields: Record<string, unknown>): void {
+    this.live.publish({ type, sequence_number: this.seq++, ...fields });
+  }
+
+  complete(outcome: ResponseOutcome): void {
+    const final: ResponseRecord = {
+      ...this.record,
+      status: outcome.status,
+      usage: outcome.usage,
+      error: outcome.error,
+      incompleteDetails: outcome.incompleteDetails,
+      completedAt: outcome.completedAt,
+    };
+    // A cancelled response ends with response.failed: the stream protocol has no "cancelled" event.
+    const type = outcome.status === "cancelled" ? "failed" : outcome.status;
+    const terminal: ServerEvent = {
+      type: `response.${type}`,
+      sequence_number: this.seq++,
+      response: responseObject(final, [...outcome.output]),
+    };
+    const log = this.record.store ? this.live.events() : null;
+    this.store.finish(this.record.id, outcome, log ? [...log, terminal] : null);
+    this.live.publish(terminal);
   }
 }
 

@@ -11,7 +11,19 @@ import { type ApiError, invalidRequest } from "./errors.ts";
 export type ClientEvent =
   | { type: "response.create"; request: CreateRequest }
   | { type: "response.steer"; previous_response_id: string | null }
-  | { type: "response.processed" };
+  | { type: "response.processed" }
+  | { type: typeof RESUME_EVENT; response_id: string; starting_after: number; stream_id: string | null };
+
+/**
+ * Deltagate's protocol extension: resume a response's event stream on this socket, from after the
+ * client's last seen `sequence_number` (replay of the missed events, then live).
+ */
+export const RESUME_EVENT = "deltagate.response.resume";
+const resume = z.looseObject({
+  response_id: z.string().min(1),
+  starting_after: z.number().int().min(-1).default(-1),
+  stream_id: z.string().min(1).nullish(),
+});
 
 const envelope = z.looseObject({ type: z.string() });
 const steer = z.looseObject({ previous_response_id: z.string().nullish() });
@@ -94,9 +106,14 @@ export function parseClientFrame(frame: string | ArrayBuffer): ClientEvent {
     }
     case "response.processed":
       return { type: "response.processed" };
+    case RESUME_EVENT: {
+      const parsed = resume.safeParse(value);
+      if (!parsed.success) throw zodToApiError(parsed.error);
+      return { type: RESUME_EVENT, ...parsed.data, stream_id: parsed.data.stream_id ?? null };
+    }
     default:
       throw invalidRequest(
-        `Unsupported event type '${head.data.type}'. Supported: response.create, response.steer.`,
+        `Unsupported event type '${head.data.type}'. Supported: response.create, response.steer, ${RESUME_EVENT}.`,
         "type",
         "unknown_event_type",
       );

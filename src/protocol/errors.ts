@@ -91,3 +91,13 @@ export function internalError(): ApiError {
     param: null,
   });
 }
+
+/** 409 when a response's event stream cannot be replayed (log over its cap, or never persisted). */
+export function eventLogUnavailable(id: string): ApiError {
+  return new ApiError(409, {
+    type: "invalid_request_error",
+    code: "event_log_unavailable",
+    message: `The event stream of response '${id}' cannot be replayed; retrieve the response instead.`,
+    param: null,
+  });
+}

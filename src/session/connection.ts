@@ -5,6 +5,7 @@
  * Invariant: the attachment is written once at accept time and never grows.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
+import type { EventSink } from "../engine/event-sink.ts";
 import { LaneScheduler } from "./lanes.ts";
 
 /** Serialized with `ws.serializeAttachment`; survives hibernation. */
@@ -24,6 +25,8 @@ export class Connection {
   readonly lanes = new LaneScheduler();
   /** Aborted when the socket closes: cancels its store:false upstream requests. */
   readonly closed = new AbortController();
+  /** Event sinks of this socket (lanes, resumptions), detached from live responses on close. */
+  readonly sinks = new Map<string, EventSink>();
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {
     this.ws = ws;

@@ -1,72 +1,98 @@
 /**
  * The session Durable Object: one instance per (tenant, session). It owns the session's client
  * WebSockets (hibernation API: `ctx.acceptWebSocket`, never `ws.accept()`), its conversation
- * state in SQLite, and the alarm that enforces the connection lifetime. It composes modules and
+ * state in SQLite, and its alarm (connection lifetime, retention). It composes modules and
  * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), frames
- * (`WebSocketTransport`), sockets (`ConnectionRegistry`).
- * Invariants: store:false state lives only as long as the socket that created it (it is kept in
- * SQLite so it survives hibernation, and deleted when the socket closes or is found gone);
- * no response stays `in_progress` across a restart.
+ * (`WebSocketTransport`), HTTP (`HttpTransport`), sockets (`ConnectionRegistry`), live responses
+ * (`LiveRegistry`), upstreams (`UpstreamRouter`).
+ * Invariants: store:false state lives only as long as the socket (or HTTP request) that created
+ * it — it is kept in SQLite so it survives hibernation of a live socket, and deleted when the
+ * socket closes or is found gone; no response stays `in_progress` across a restart; the session
+ * belongs to one tenant forever.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import { DurableObject } from "cloudflare:workers";
-import { parseConfig } from "../config/config.ts";
+import { type Config, parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
-import { ApiError, invalidRequest } from "../protocol/errors.ts";
-import { ConversationStore } from "../store/conversation-store.ts";
-import { UpstreamRouter } from "../upstream/router.ts";
-import { newConnectionId } from "../util/ids.ts";
+import { type ApiError, invalidRequest } from "../protocol/errors.ts";
+import type { StoredItem } from "../protocol/items.ts";
+import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
+import { claimTenant, ownerTenant } from "../store/session-meta.ts";
+import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { newConnectionId, responseOwner } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
+import { HTTP_SCOPE_PREFIX, HttpTransport } from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
+import { LiveRegistry } from "./live-responses.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 /** Close codes the runtime refuses in `ws.close()` (platform brief §1 "Closing sockets"). */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
+/** A store:true response copied between sessions: its record, flattened history and output. */
+export interface ExportedResponse {
+  record: ResponseRecord;
+  /** history(parent) + the response's own input, oldest first. */
+  input: StoredItem[];
+  output: StoredItem[];
+}
+
 /** One agent session: its sockets, conversation state and turns. */
 export class SessionDurableObject extends DurableObject<Env> {
+  private readonly config: Config;
   private readonly store: ConversationStore;
-  private readonly transport: WebSocketTransport;
   private readonly connections = new ConnectionRegistry();
-  private readonly maxConnectionMs: number;
+  private readonly live: LiveRegistry;
+  private readonly ws: WebSocketTransport;
+  private readonly http: HttpTransport;
 
   /** Runs on every wake: migrates the schema and fails responses an earlier instance left running. */
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    const config = parseConfig(env);
-    this.maxConnectionMs = config.maxConnectionMs;
+    this.config = parseConfig(env);
     this.store = new ConversationStore(ctx.storage);
     this.store.failInterrupted(Date.now());
-    const router = new UpstreamRouter(config.routes);
+    // No HTTP request survives a restart, so no store:false state of one may either.
+    for (const scope of this.store.connectionsWithScopedState()) {
+      if (scope.startsWith(HTTP_SCOPE_PREFIX)) this.store.deleteConnectionScoped(scope);
+    }
+    this.live = new LiveRegistry(this.config.abandonGraceMs);
+    const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
     const engine = new TurnEngine({
       store: this.store,
       upstreamFor: (model) => router.upstreamFor(model),
       ownerId: ctx.id.toString(),
       now: Date.now,
+      live: this.live,
+      importRemote: (id, tenant) => this.importRemote(id, tenant),
     });
-    this.transport = new WebSocketTransport(engine, config.maxConnectionMs, Date.now);
+    const shared = { engine, store: this.store, live: this.live, now: Date.now };
+    this.ws = new WebSocketTransport({ ...shared, maxConnectionMs: this.config.maxConnectionMs });
+    this.http = new HttpTransport({
+      ...shared,
+      sql: ctx.storage.sql,
+      retentionMs: this.config.retentionMs,
+      track: (promise) => ctx.waitUntil(promise),
+    });
   }
 
   /**
-   * Accepts a WebSocket upgrade forwarded by the Worker (which has authenticated it and set the
-   * internal tenant/session headers).
-   * @returns 101 with the client end of the socket, or a 4xx JSON error.
+   * Requests forwarded by the Worker (authenticated, with the internal tenant/session headers):
+   * a WebSocket upgrade of `GET /v1/responses`, or one of the HTTP Responses routes.
    */
   override async fetch(request: Request): Promise<Response> {
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(
-        new ApiError(426, {
-          type: "invalid_request_error",
-          code: "upgrade_required",
-          message: "Expected a WebSocket upgrade.",
-          param: null,
-        }),
-      );
-    }
     const tenant = request.headers.get(TENANT_HEADER);
+    if (!tenant) return errorResponse(invalidRequest("Missing session routing headers."));
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      const response = await this.http.fetch(request);
+      await this.scheduleAlarm();
+      return response;
+    }
     const sessionId = request.headers.get(SESSION_HEADER);
-    if (!tenant || !sessionId) return errorResponse(invalidRequest("Missing session routing headers."));
+    if (!sessionId || !claimTenant(this.ctx.storage.sql, tenant)) {
+      return errorResponse(invalidRequest("This session cannot be opened with this key."));
+    }
     const { 0: client, 1: server } = new WebSocketPair();
     const connId = newConnectionId();
     this.ctx.acceptWebSocket(server, [connId]);
@@ -79,7 +105,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const conn = this.connections.get(ws);
     if (!conn) return;
-    this.transport.onMessage(conn, message, (run) => this.ctx.waitUntil(run));
+    this.ws.onMessage(conn, message, (run) => this.ctx.waitUntil(run));
   }
 
   /** Hibernation handler: the client closed; its store:false state goes with it. */
@@ -99,12 +125,13 @@ export class SessionDurableObject extends DurableObject<Env> {
 
   /**
    * Alarm: closes sockets past the connection lifetime with `websocket_connection_limit_reached`,
-   * drops store:false state whose socket vanished without a close event, and re-arms itself.
+   * drops store:false state whose socket vanished without a close event, expires store:true
+   * responses past the retention period, and re-arms itself for the next deadline.
    */
   override async alarm(): Promise<void> {
     for (const ws of this.ctx.getWebSockets()) {
       const conn = this.connections.get(ws);
-      if (conn && this.transport.expired(conn)) this.transport.closeForLifetime(conn);
+      if (conn && this.ws.expired(conn)) this.ws.closeForLifetime(conn);
     }
     const live = new Set(
       this.ctx
@@ -113,26 +140,84 @@ export class SessionDurableObject extends DurableObject<Env> {
         .map((ws) => attachmentOf(ws)?.connId),
     );
     for (const connId of this.store.connectionsWithScopedState()) {
-      if (!live.has(connId)) this.store.deleteConnectionScoped(connId);
+      // HTTP scopes are deleted by their request; only sockets can vanish without notice.
+      if (connId.startsWith("conn_") && !live.has(connId)) {
+        this.store.deleteConnectionScoped(connId);
+      }
     }
+    this.store.expireBefore(Date.now() - this.config.retentionMs);
     await this.scheduleAlarm();
+  }
+
+  /**
+   * RPC: exports a store:true response of `tenant` for another session of the same tenant.
+   * @returns the `ExportedResponse` as JSON text (RPC's structural types recurse too deeply on
+   *   JSON values), or null when the response is unknown, not stored, running, expired or another
+   *   tenant's.
+   */
+  async exportResponse(id: string, tenant: string): Promise<string | null> {
+    if (ownerTenant(this.ctx.storage.sql) !== tenant) return null;
+    const record = this.store.get(id);
+    if (!record?.store || record.createdAt < Date.now() - this.config.retentionMs) return null;
+    if (record.status === "in_progress" || record.status === "queued") return null;
+    const history = record.parentId ? this.store.history(record.parentId) : [];
+    const exported: ExportedResponse = {
+      record,
+      input: [...history, ...this.store.items(id, "input")],
+      output: this.store.items(id, "output"),
+    };
+    return JSON.stringify(exported);
+  }
+
+  /** Imports a response from the session Durable Object that owns it (see `exportResponse`). */
+  private async importRemote(id: string, tenant: string): Promise<boolean> {
+    const owner = responseOwner(id);
+    if (!owner || owner === this.ctx.id.toString()) return false;
+    let exported: ExportedResponse | null;
+    try {
+      const stub = this.env.SESSIONS.get(this.env.SESSIONS.idFromString(owner));
+      const text: string | null = await stub.exportResponse(id, tenant);
+      exported = text === null ? null : (JSON.parse(text) as ExportedResponse);
+    } catch {
+      return false; // not an id of this namespace, or the owner is unreachable: treat as not found
+    }
+    if (!exported || this.store.get(id)) return this.store.get(id) !== null;
+    const { record, input, output } = exported;
+    this.store.create({ ...record, parentId: null, connId: null, status: "in_progress" }, input);
+    this.store.finish(
+      id,
+      {
+        status: record.status === "in_progress" || record.status === "queued" ? "failed" : record.status,
+        output,
+        usage: record.usage,
+        error: record.error,
+        incompleteDetails: record.incompleteDetails,
+        completedAt: record.completedAt ?? Date.now(),
+      },
+      null,
+    );
+    await this.scheduleAlarm();
+    return true;
   }
 
   private release(ws: WebSocket): void {
     const conn = this.connections.remove(ws);
+    for (const sink of conn?.sinks.values() ?? []) this.live.detachEverywhere(sink);
     const connId = conn?.attachment.connId ?? attachmentOf(ws)?.connId;
     if (connId) this.store.deleteConnectionScoped(connId);
   }
 
-  /** Arms the alarm for the earliest connection-lifetime deadline (no alarm when no sockets). */
+  /** Arms the alarm for the earliest deadline: a connection lifetime or a retention expiry. */
   private async scheduleAlarm(): Promise<void> {
     let earliest = Number.POSITIVE_INFINITY;
     for (const ws of this.ctx.getWebSockets()) {
       const openedAt = attachmentOf(ws)?.openedAt;
       if (openedAt !== undefined && ws.readyState === WebSocket.OPEN) {
-        earliest = Math.min(earliest, openedAt + this.maxConnectionMs);
+        earliest = Math.min(earliest, openedAt + this.config.maxConnectionMs);
       }
     }
+    const oldest = this.store.oldestStored();
+    if (oldest !== null) earliest = Math.min(earliest, oldest + this.config.retentionMs);
     if (earliest === Number.POSITIVE_INFINITY) return;
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > earliest) await this.ctx.storage.setAlarm(earliest);

@@ -8,10 +8,18 @@
  */
 import type { EventSink, ServerEvent } from "../engine/event-sink.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
-import { parseClientFrame } from "../protocol/client-events.ts";
+import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import { ApiError, connectionLimitReached, internalError } from "../protocol/errors.ts";
+import {
+  ApiError,
+  connectionLimitReached,
+  eventLogUnavailable,
+  internalError,
+  responseNotFound,
+} from "../protocol/errors.ts";
+import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import type { LiveRegistry } from "./live-responses.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -34,13 +42,19 @@ export function sendFrame(ws: WebSocket, frame: unknown): void {
   }
 }
 
-/** The sink of one lane: stamps `stream_id` on named lanes. */
-function laneSink(ws: WebSocket, streamId: string | null | undefined): EventSink {
-  return {
-    send(event: ServerEvent) {
-      sendFrame(ws, streamId ? { ...event, stream_id: streamId } : event);
-    },
-  };
+/** The sink of one lane of a connection (one per lane): stamps `stream_id` on named lanes. */
+export function laneSink(conn: Connection, streamId: string | null | undefined): EventSink {
+  const key = streamId ?? "";
+  let sink = conn.sinks.get(key);
+  if (!sink) {
+    sink = {
+      send(event: ServerEvent) {
+        sendFrame(conn.ws, streamId ? { ...event, stream_id: streamId } : event);
+      },
+    };
+    conn.sinks.set(key, sink);
+  }
+  return sink;
 }
 
 /** Best-effort `stream_id` of a frame that failed validation, so the error reaches its lane. */
@@ -58,16 +72,30 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   return null;
 }
 
+/** Collaborators of the WebSocket transport. */
+export interface WebSocketTransportDeps {
+  engine: TurnEngine;
+  store: ConversationStore;
+  live: LiveRegistry;
+  /** Connection lifetime in ms (60 minutes by default, brief §1.4). */
+  maxConnectionMs: number;
+  now(): number;
+}
+
 /** Frame handling for all sockets of one session. */
 export class WebSocketTransport {
   private readonly engine: TurnEngine;
+  private readonly store: ConversationStore;
+  private readonly live: LiveRegistry;
   private readonly maxConnectionMs: number;
   private readonly now: () => number;
 
-  constructor(engine: TurnEngine, maxConnectionMs: number, now: () => number) {
-    this.engine = engine;
-    this.maxConnectionMs = maxConnectionMs;
-    this.now = now;
+  constructor(deps: WebSocketTransportDeps) {
+    this.engine = deps.engine;
+    this.store = deps.store;
+    this.live = deps.live;
+    this.maxConnectionMs = deps.maxConnectionMs;
+    this.now = deps.now;
   }
 
   /**
@@ -106,7 +134,36 @@ export class WebSocketTransport {
         return;
       case "response.processed":
         return; // Codex acknowledgement: nothing to do
+      case RESUME_EVENT:
+        this.resume(conn, event.response_id, event.starting_after, event.stream_id);
+        return;
     }
+  }
+
+  /**
+   * `deltagate.response.resume`: replays the events of `responseId` after `startingAfter` on the
+   * lane of `streamId`, then (if it is still running) streams the rest live. Visible: store:true
+   * responses of this session, and store:false ones of this socket.
+   */
+  private resume(conn: Connection, responseId: string, startingAfter: number, streamId: string | null): void {
+    const sink = laneSink(conn, streamId);
+    const record = this.store.get(responseId);
+    if (!record || (record.connId !== null && record.connId !== conn.attachment.connId)) {
+      sendFrame(conn.ws, errorEvent(responseNotFound(responseId), streamId));
+      return;
+    }
+    const live = this.live.get(responseId);
+    if (live) {
+      if (!live.subscribe(sink, startingAfter))
+        sendFrame(conn.ws, errorEvent(eventLogUnavailable(responseId), streamId));
+      return;
+    }
+    const log = this.store.eventLogs.read(responseId);
+    if (!log) {
+      sendFrame(conn.ws, errorEvent(eventLogUnavailable(responseId), streamId));
+      return;
+    }
+    for (const event of log) if (event.sequence_number > startingAfter) sink.send(event);
   }
 
   private create(conn: Connection, request: CreateRequest, track: (p: Promise<unknown>) => void): void {
@@ -120,8 +177,8 @@ export class WebSocketTransport {
       const run = this.engine
         .run(
           request,
-          { connId: conn.attachment.connId },
-          laneSink(conn.ws, streamId),
+          { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
+          laneSink(conn, streamId),
           this.signalFor(conn, request),
         )
         .catch((error: unknown) => {

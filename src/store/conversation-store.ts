@@ -6,10 +6,15 @@
  *   reader never sees a completed response without its output;
  * - `store:false` responses carry the owning connection id and are deleted when it closes;
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
+ * - every method that deletes or re-parents responses bumps `historyEpoch` (in-memory history
+ *   caches depend on it); `items.tokens` caches an item's token count (src/context), never its data.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
+import { rememberedTokens } from "../context/item-tokens.ts";
+import type { ServerEvent } from "../engine/event-sink.ts";
 import type { Json } from "../protocol/create-request.ts";
 import type { StoredItem } from "../protocol/items.ts";
+import { EventLogStore } from "./event-log-store.ts";
 import { migrate } from "./migrations.ts";
 
 /** Lifecycle status of a response (brief §3.3). */
@@ -82,16 +87,61 @@ export interface ResponseOutcome {
   completedAt: number;
 }
 
+/** The key of an item row: its response, input or output, and position. */
+export interface ItemKey {
+  responseId: string;
+  kind: "input" | "output";
+  position: number;
+}
+
+/** An item row with its cached token count (null until counted) and its size. */
+export interface ItemRow extends ItemKey {
+  item: StoredItem;
+  tokens: number | null;
+  /** UTF-8 bytes of the stored JSON. */
+  bytes: number;
+}
+
+/** A token count to store for an item row. */
+export interface ItemTokenCount extends ItemKey {
+  tokens: number;
+}
+
+interface ItemRowData extends Record<string, SqlStorageValue> {
+  response_id: string;
+  kind: number;
+  position: number;
+  data: string;
+  tokens: number | null;
+  bytes: number;
+}
+
+function decodeItemRow(row: ItemRowData): ItemRow {
+  return {
+    responseId: row.response_id,
+    kind: row.kind === INPUT ? "input" : "output",
+    position: row.position,
+    item: JSON.parse(row.data) as StoredItem,
+    tokens: row.tokens,
+    bytes: row.bytes,
+  };
+}
+
 /** Data access for responses and items of one session. */
 export class ConversationStore {
   private readonly storage: DurableObjectStorage;
   private readonly sql: SqlStorage;
+  /** Persisted event logs (resumable streams). */
+  readonly eventLogs: EventLogStore;
+  /** Bumped by every method that deletes or re-parents responses (see `historyEpoch`). */
+  private epoch = 0;
 
   /** Runs pending schema migrations (synchronously) and wraps the storage. */
   constructor(storage: DurableObjectStorage) {
     this.storage = storage;
     this.sql = storage.sql;
     migrate(storage);
+    this.eventLogs = new EventLogStore(storage.sql);
   }
 
   /** The response with this id, or null. */
@@ -127,10 +177,15 @@ export class ConversationStore {
     });
   }
 
-  /** Writes a response's output items and terminal status atomically. */
-  finish(id: string, outcome: ResponseOutcome): void {
+  /**
+   * Writes a response's output items, terminal status and (store:true) event log atomically.
+   * Does nothing when the response no longer exists (its store:false socket closed meanwhile).
+   */
+  finish(id: string, outcome: ResponseOutcome, log: readonly ServerEvent[] | null): void {
     this.storage.transactionSync(() => {
+      if (this.sql.exec("SELECT 1 FROM responses WHERE id = ?", id).toArray().length === 0) return;
       this.insertItems(id, OUTPUT, outcome.output);
+      if (log) this.eventLogs.write(id, log);
       this.sql.exec(
         "UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ? WHERE id = ?",
         outcome.status,
@@ -146,13 +201,14 @@ export class ConversationStore {
   private insertItems(responseId: string, kind: number, items: readonly StoredItem[]): void {
     items.forEach((item, position) => {
       this.sql.exec(
-        "INSERT INTO items (response_id, kind, position, id, type, data) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO items (response_id, kind, position, id, type, data, tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
         responseId,
         kind,
         position,
         item.id,
         item.type,
         JSON.stringify(item),
+        rememberedTokens(item), // counted by src/context before the insert, else null (counted later)
       );
     });
   }
@@ -190,11 +246,124 @@ export class ConversationStore {
   }
 
   /**
+   * Counter of history-changing writes: it changes whenever a response is deleted or re-parented
+   * (`delete`, `expireBefore`, `deleteConnectionScoped`), i.e. whenever some `history(R)` may have
+   * changed. In-memory copies of histories (src/context/render-cache.ts) are valid only for the
+   * epoch they were read in. Appending a response never changes an existing history.
+   */
+  get historyEpoch(): number {
+    return this.epoch;
+  }
+
+  /**
+   * `history(responseId)` as rows with their keys and cached token counts (null = not counted yet).
+   * Same recursive query as `history`.
+   */
+  historyRows(responseId: string): ItemRow[] {
+    return this.sql
+      .exec<ItemRowData>(
+        `WITH RECURSIVE chain(id, parent_id, depth) AS (
+           SELECT id, parent_id, 0 FROM responses WHERE id = ?
+           UNION ALL
+           SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
+         )
+         SELECT items.response_id, items.kind, items.position, items.data, items.tokens,
+           length(CAST(items.data AS BLOB)) AS bytes
+         FROM chain JOIN items ON items.response_id = chain.id
+         ORDER BY chain.depth DESC, items.kind ASC, items.position ASC`,
+        responseId,
+      )
+      .toArray()
+      .map(decodeItemRow);
+  }
+
+  /** The output items of one response as rows with keys and cached token counts, in order. */
+  outputRows(responseId: string): ItemRow[] {
+    return this.sql
+      .exec<ItemRowData>(
+        `SELECT response_id, kind, position, data, tokens, length(CAST(data AS BLOB)) AS bytes
+         FROM items WHERE response_id = ? AND kind = ? ORDER BY position`,
+        responseId,
+        OUTPUT,
+      )
+      .toArray()
+      .map(decodeItemRow);
+  }
+
+  /** Stores token counts of existing item rows (one transaction; missing rows are ignored). */
+  setItemTokens(counts: readonly ItemTokenCount[]): void {
+    if (counts.length === 0) return;
+    this.storage.transactionSync(() => {
+      for (const c of counts) {
+        this.sql.exec(
+          "UPDATE items SET tokens = ? WHERE response_id = ? AND kind = ? AND position = ?",
+          c.tokens,
+          c.responseId,
+          c.kind === "input" ? INPUT : OUTPUT,
+          c.position,
+        );
+      }
+    });
+  }
+
+  /**
+   * Deletes one response with its items and event log, at once. Its children are re-parented to
+   * its parent, so their chains stay valid (their history no longer contains the deleted turn).
+   * @returns false when no such response exists.
+   */
+  delete(id: string): boolean {
+    const record = this.get(id);
+    if (!record) return false;
+    this.epoch++;
+    this.storage.transactionSync(() => {
+      this.sql.exec("UPDATE responses SET parent_id = ? WHERE parent_id = ?", record.parentId, id);
+      this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
+      this.eventLogs.delete([id]);
+      this.sql.exec("DELETE FROM responses WHERE id = ?", id);
+    });
+    return true;
+  }
+
+  /**
+   * Deletes store:true responses created before `cutoff` (ms), with their items and logs; children
+   * of deleted responses become chain roots.
+   * @returns how many responses expired.
+   */
+  expireBefore(cutoff: number): number {
+    const ids = this.sql
+      .exec<{ id: string }>("SELECT id FROM responses WHERE store = 1 AND created_at < ?", cutoff)
+      .toArray()
+      .map((row) => row.id);
+    if (ids.length === 0) return 0;
+    this.epoch++;
+    this.storage.transactionSync(() => {
+      for (const id of ids) {
+        this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
+        this.sql.exec("DELETE FROM responses WHERE id = ?", id);
+      }
+      this.eventLogs.delete(ids);
+      this.sql.exec(
+        "UPDATE responses SET parent_id = NULL WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM responses)",
+      );
+    });
+    return ids.length;
+  }
+
+  /** Creation time (ms) of the oldest store:true response, or null when there is none. */
+  oldestStored(): number | null {
+    const row = this.sql
+      .exec<{ t: number | null }>("SELECT MIN(created_at) AS t FROM responses WHERE store = 1")
+      .one();
+    return row.t;
+  }
+
+  /**
    * Deletes every store:false response owned by a connection, with its items.
    * @returns how many responses were deleted.
    */
   deleteConnectionScoped(connId: string): number {
     let deleted = 0;
+    this.epoch++;
     this.storage.transactionSync(() => {
       this.sql.exec(
         "DELETE FROM items WHERE response_id IN (SELECT id FROM responses WHERE conn_id = ?)",

@@ -6,6 +6,8 @@
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 import v1 from "../../migrations/0001_conversation_state.sql";
+import v2 from "../../migrations/0002_item_tokens.sql";
+import v3 from "../../migrations/0003_event_logs.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -14,7 +16,11 @@ export interface Migration {
 }
 
 /** All migrations, in order. Append new ones; never edit an applied one. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, sql: v1 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, sql: v1 },
+  { version: 2, sql: v2 },
+  { version: 3, sql: v3 },
+];
 
 /**
  * Applies every migration newer than the stored version.

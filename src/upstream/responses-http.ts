@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { Item } from "../protocol/items.ts";
+import { retryAfterMs } from "./retry-after.ts";
 import { parseSse } from "./sse.ts";
 import {
   type Upstream,
@@ -27,8 +28,11 @@ export function toUpstreamItem(item: Item): Item {
   return rest as Item;
 }
 
-/** Redacts anything that looks like a bearer token from an upstream message. */
-function redact(message: string): string {
+/**
+ * Redacts anything that looks like a bearer token from an upstream message and caps it at 500
+ * characters. Shared by every HTTP adapter (Chat Completions too).
+ */
+export function redact(message: string): string {
   return message.replace(/\b(sk|key|dg)[-_][A-Za-z0-9_-]{6,}/g, "[redacted]").slice(0, 500);
 }
 
@@ -54,6 +58,8 @@ export class ResponsesHttpUpstream implements Upstream {
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     const body = JSON.stringify({
       ...request.settings,
+      // Keep the upstream's prefix cache hot for this session unless the client chose a key.
+      prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
       model: request.model,
       input: request.input.map(toUpstreamItem),
       stream: true,
@@ -120,7 +126,12 @@ export class ResponsesHttpUpstream implements Upstream {
   }
 }
 
-function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
+/**
+ * Maps a failure while reading an upstream stream: `UpstreamError`s and aborts pass through,
+ * anything else (network loss, decoder errors) becomes a 502 "lost mid-stream" `UpstreamError`.
+ * Shared by every HTTP adapter.
+ */
+export function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
   if (cause instanceof UpstreamError || signal.aborted) return cause;
   return new UpstreamError(502, "upstream_error", "The upstream connection was lost mid-stream.");
 }
@@ -131,7 +142,13 @@ function streamError(event: UpstreamEvent): UpstreamError {
   return new UpstreamError(500, code, redact(message));
 }
 
-async function failureOf(response: Response): Promise<UpstreamError> {
+/**
+ * Maps a non-2xx (or bodiless) upstream HTTP response to a client-safe `UpstreamError`:
+ * 401/403 → 502 `upstream_auth_failed`; 429 → 429 `rate_limit_error`; 5xx → same status;
+ * other 4xx → same status; the OpenAI error envelope's message/code are kept (redacted).
+ * Shared by every HTTP adapter (Chat Completions too).
+ */
+export async function failureOf(response: Response): Promise<UpstreamError> {
   const text = await response.text().catch(() => "");
   let message = `The upstream answered HTTP ${response.status}.`;
   let code: string | null = null;
@@ -144,7 +161,22 @@ async function failureOf(response: Response): Promise<UpstreamError> {
   } catch {
     // not JSON: keep the generic message
   }
-  if (response.status === 401 || response.status === 403) {
+  return upstreamErrorForStatus(response.status, code, message, retryAfterMs(response.headers));
+}
+
+/**
+ * The `UpstreamError` for an upstream failure status (an HTTP status, or the `status` of a
+ * WebSocket error frame, brief §1.5). `message` must already be redacted; `retryAfter` (ms, from
+ * `retryAfterMs`) is kept on 429/5xx errors for the retry logic (src/upstream/fallback.ts).
+ * Shared by every adapter (the Responses WebSocket one maps its error frames with it).
+ */
+export function upstreamErrorForStatus(
+  status: number,
+  code: string | null,
+  message: string,
+  retryAfter: number | null = null,
+): UpstreamError {
+  if (status === 401 || status === 403) {
     return new UpstreamError(
       502,
       "upstream_auth_failed",
@@ -152,8 +184,9 @@ async function failureOf(response: Response): Promise<UpstreamError> {
       "server_error",
     );
   }
-  if (response.status === 429)
-    return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error");
-  if (response.status >= 500) return new UpstreamError(response.status, code ?? "upstream_error", message);
-  return new UpstreamError(response.status >= 400 ? response.status : 502, code ?? "upstream_error", message);
+  if (status === 429)
+    return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error", retryAfter);
+  if (status >= 500)
+    return new UpstreamError(status, code ?? "upstream_error", message, "server_error", retryAfter);
+  return new UpstreamError(status >= 400 ? status : 502, code ?? "upstream_error", message);
 }

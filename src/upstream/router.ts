@@ -4,23 +4,36 @@
  * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction.
  * Invariant: a model with no route is rejected before anything is sent anywhere.
  */
+import { DEFAULT_UPSTREAM_IDLE_MS } from "../config/config.ts";
 import { ApiError } from "../protocol/errors.ts";
+import { ChatCompletionsUpstream } from "./chat/adapter.ts";
+import { FallbackUpstream } from "./fallback.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
+import { ResponsesWsUpstream } from "./responses-ws/adapter.ts";
 import { routesFor, type UpstreamRoute } from "./routes.ts";
 import type { Upstream, UpstreamRequest, UpstreamStream } from "./upstream.ts";
 
-/** Builds the adapter for one route. */
-export function createAdapter(route: UpstreamRoute): Upstream {
+/** Adapter settings that come from the global configuration rather than from the route. */
+export interface AdapterDefaults {
+  /** Idle ms before a warm upstream WebSocket closes (`UPSTREAM_IDLE_MS`), unless the route sets `idle_ms`. */
+  upstreamIdleMs: number;
+}
+
+/** Builds the adapter for one route (`defaults`: the parsed `Config`, or built-in defaults). */
+export function createAdapter(
+  route: UpstreamRoute,
+  defaults: AdapterDefaults = { upstreamIdleMs: DEFAULT_UPSTREAM_IDLE_MS },
+): Upstream {
   switch (route.api) {
     case "responses-http":
       return new ResponsesHttpUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
     case "chat-completions":
+      return new ChatCompletionsUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
     case "responses-ws":
-      throw new ApiError(501, {
-        type: "server_error",
-        code: "upstream_api_not_available",
-        message: `The '${route.api}' upstream API is not available in this build.`,
-        param: null,
+      return new ResponsesWsUpstream({
+        baseUrl: route.baseUrl,
+        apiKey: route.apiKey,
+        idleMs: route.idleMs ?? defaults.upstreamIdleMs,
       });
   }
 }
@@ -64,7 +77,9 @@ export class UpstreamRouter {
   }
 
   /**
-   * The upstream for `model`: its first matching route.
+   * The upstream for `model`: its route chain (the first matching route and the later routes with
+   * the same `model` pattern), with retry and fallback (fallback.ts). A catch-all route after a
+   * more specific one is not a fallback for it: it would receive a model id it may not serve.
    * @throws {ApiError} 400 `model_not_found` when no route matches.
    */
   upstreamFor(model: string): Upstream {
@@ -77,7 +92,15 @@ export class UpstreamRouter {
         param: "model",
       });
     }
-    return new RoutedUpstream(route, this.adapterFor(route));
+    const chain = this.routes.filter((candidate) => candidate.model === route.model);
+    return new FallbackUpstream(
+      chain.map((link) => ({
+        upstream: new RoutedUpstream(link, this.adapterFor(link)),
+        maxRetries: link.maxRetries,
+        retryBaseMs: link.retryBaseMs,
+        contextWindow: link.contextWindow,
+      })),
+    );
   }
 
   private adapterFor(route: UpstreamRoute): Upstream {

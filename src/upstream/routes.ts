@@ -6,8 +6,11 @@
  *   [{"model":"gpt-*","api":"responses-ws","base_url":"https://api.openai.com/v1","api_key_var":"OPENAI_API_KEY"},
  *    {"model":"llama-*","api":"chat-completions","base_url":"http://10.0.0.5:8000/v1"}]
  * `model` is an exact id or a glob with `*`; `api_key_var` names a secret binding (keys are never
- * written into the table itself). Several routes matching the same model form its fallback chain,
- * tried in order. Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
+ * written into the table itself); `idle_ms` (responses-ws only) overrides `UPSTREAM_IDLE_MS` for the
+ * route's warm socket; `context_window` (tokens, default `UPSTREAM_CONTEXT_WINDOW` or 128,000) is
+ * what `truncation` fits into; `max_retries` (default `UPSTREAM_MAX_RETRIES` or 2) bounds retries of
+ * a 429/5xx before the first event. Routes with the same `model` pattern as the first matching one
+ * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
  * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default `responses-http`).
  * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
  */
@@ -29,7 +32,34 @@ export interface UpstreamRoute {
   apiKey: string | null;
   /** Optional model id to send upstream instead of the client's (e.g. a provider's own name). */
   upstreamModel: string | null;
+  /** `responses-ws` only: idle ms before the warm socket closes (null = `UPSTREAM_IDLE_MS`). */
+  idleMs: number | null;
+  /** The model's context window, in tokens. */
+  contextWindow: number;
+  /** Retries of a failure before the first event on this route (then the next route). */
+  maxRetries: number;
+  /** First retry delay in ms (doubles per retry; see fallback.ts). */
+  retryBaseMs: number;
 }
+
+/** Settings every route gets unless it sets its own (from `UPSTREAM_CONTEXT_WINDOW` & co.). */
+export interface RouteDefaults {
+  /** Tokens. */
+  contextWindow: number;
+  maxRetries: number;
+  /** Ms. */
+  retryBaseMs: number;
+}
+
+/** Context window assumed when none is configured, in tokens (GPT-4o class models). */
+export const DEFAULT_CONTEXT_WINDOW = 128_000;
+
+/** Built-in route defaults. */
+export const ROUTE_DEFAULTS: RouteDefaults = {
+  contextWindow: DEFAULT_CONTEXT_WINDOW,
+  maxRetries: 2,
+  retryBaseMs: 250,
+};
 
 const routeSchema = z.strictObject({
   model: z.string().min(1),
@@ -37,6 +67,9 @@ const routeSchema = z.strictObject({
   base_url: z.url({ protocol: /^https?$/ }),
   api_key_var: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),
+  idle_ms: z.number().int().positive().optional(),
+  context_window: z.number().int().positive().optional(),
+  max_retries: z.number().int().min(0).max(5).optional(),
 });
 
 /** Source of secret values by binding name (the Worker/Durable Object `env`). */
@@ -46,6 +79,7 @@ export type SecretLookup = (name: string) => string | undefined;
  * Parses the routing table.
  * @param raw the `UPSTREAMS` JSON text, or undefined for the single default route.
  * @param fallback the default route's settings (from `UPSTREAM_BASE_URL` & co.).
+ * @param defaults window and retry settings of routes that do not set their own.
  * @throws {Error} naming the bad route index and field when `raw` is not a valid table, or when
  *   an `api_key_var` names a binding that is not set.
  */
@@ -53,6 +87,7 @@ export function parseRoutes(
   raw: string | undefined,
   fallback: { baseUrl: string; apiKey: string | null; api: UpstreamApi },
   secret: SecretLookup,
+  defaults: RouteDefaults = ROUTE_DEFAULTS,
 ): UpstreamRoute[] {
   if (raw === undefined || raw.trim() === "") {
     return [
@@ -62,6 +97,8 @@ export function parseRoutes(
         baseUrl: fallback.baseUrl,
         apiKey: fallback.apiKey,
         upstreamModel: null,
+        idleMs: null,
+        ...defaults,
       },
     ];
   }
@@ -85,6 +122,10 @@ export function parseRoutes(
       baseUrl: route.base_url.replace(/\/+$/, ""),
       apiKey,
       upstreamModel: route.upstream_model ?? null,
+      idleMs: route.idle_ms ?? null,
+      contextWindow: route.context_window ?? defaults.contextWindow,
+      maxRetries: route.max_retries ?? defaults.maxRetries,
+      retryBaseMs: defaults.retryBaseMs,
     };
   });
 }

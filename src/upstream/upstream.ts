@@ -40,6 +40,8 @@ export interface UpstreamStream {
 
 /** An adapter to one kind of upstream. */
 export interface Upstream {
+  /** Optional: the model's context window in tokens (routes set it; src/context enforces it). */
+  readonly contextWindow?: number | undefined;
   /**
    * Starts a turn.
    * @param signal aborting it cancels the upstream request.
@@ -59,22 +61,27 @@ export class UpstreamError extends Error {
   readonly status: number;
   readonly code: string;
   readonly type: string;
+  /** How long the upstream asked to wait before a retry (`Retry-After`), in ms, or null. */
+  readonly retryAfterMs: number | null;
 
   /**
    * @param status HTTP status to report (the upstream's own for 4xx/429/5xx; 502 when unreachable).
    * @param code OpenAI-style error code (`upstream_error`, `rate_limit_exceeded`, …).
    * @param message safe to show the client: never contains credentials.
+   * @param retryAfterMs the upstream's `Retry-After`, in ms (src/upstream/retry-after.ts), or null.
    */
   constructor(
     status: number,
     code: string,
     message: string,
     type = status >= 500 ? "server_error" : "invalid_request_error",
+    retryAfterMs: number | null = null,
   ) {
     super(message);
     this.name = "UpstreamError";
     this.status = status;
     this.code = code;
     this.type = type;
+    this.retryAfterMs = retryAfterMs;
   }
 }

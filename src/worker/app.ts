@@ -5,15 +5,17 @@
  * - `GET /v1/models` → the configured model list (auth);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
- *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one.
+ *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
+ * - the HTTP Responses API (`POST /v1/responses`, `GET|DELETE /v1/responses/{id}`,
+ *   `…/input_items`, `…/cancel`), routed by responses-routes.ts.
  * Errors are OpenAI's JSON envelope (brief §5 "Errors").
  */
 import { type Context, Hono } from "hono";
 import { parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { ApiError, internalError, invalidApiKey } from "../protocol/errors.ts";
-import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import { authenticate } from "./auth.ts";
+import { byResponseId, createResponse, forward, sessionObjectName } from "./responses-routes.ts";
 import { sessionIdOf } from "./session-id.ts";
 
 type AppEnv = { Bindings: Env; Variables: { tenant: string } };
@@ -21,11 +23,6 @@ type AppEnv = { Bindings: Env; Variables: { tenant: string } };
 /** The OpenAI error envelope as a JSON response. */
 export function errorJson(error: ApiError): Response {
   return Response.json({ error: error.toBody() }, { status: error.status });
-}
-
-/** The Durable Object name of a tenant's session (tenants are namespaced apart). */
-export function sessionObjectName(tenant: string, sessionId: string): string {
-  return `${tenant}/${sessionId}`;
 }
 
 /** Builds the Hono app. */
@@ -70,6 +67,11 @@ export function createApp(): Hono<AppEnv> {
   );
 
   app.get("/v1/responses", (c) => upgrade(c));
+  app.post("/v1/responses", (c) => createResponse(c));
+  app.get("/v1/responses/:id", (c) => byResponseId(c));
+  app.delete("/v1/responses/:id", (c) => byResponseId(c));
+  app.get("/v1/responses/:id/input_items", (c) => byResponseId(c));
+  app.post("/v1/responses/:id/cancel", (c) => byResponseId(c));
   return app;
 }
 
@@ -87,10 +89,5 @@ async function upgrade(c: Context<AppEnv>): Promise<Response> {
   const tenant = c.get("tenant");
   const sessionId = sessionIdOf(c.req.raw);
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
-  const headers = new Headers(c.req.raw.headers);
-  headers.delete("authorization");
-  headers.delete("api-key");
-  headers.set(TENANT_HEADER, tenant);
-  headers.set(SESSION_HEADER, sessionId);
-  return stub.fetch(new Request(c.req.raw.url, { method: "GET", headers }));
+  return forward(stub, c.req.raw, tenant, sessionId);
 }

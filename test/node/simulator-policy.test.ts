@@ -31,7 +31,18 @@ describe("simulator directives", () => {
       fail: { kind: "before", status: 429 },
       delayMs: 20,
       wsDrop: true,
+      wsDropPct: 0,
+      wsDropSeed: 1,
+      wsMaxResponses: 0,
+      splitChars: false,
     });
+    expect(parseDirectives("[sim:ws_drop_pct=30] [sim:ws_drop_seed=7] [sim:ws_limit=2]")).toMatchObject({
+      wsDropPct: 30,
+      wsDropSeed: 7,
+      wsMaxResponses: 2,
+    });
+    expect(parseDirectives("[sim:ws_drop_pct=101]").wsDropPct).toBe(0);
+    expect(parseDirectives("[sim:split_chars=1]").splitChars).toBe(true);
     expect(parseDirectives("[sim:fail=midstream]").fail).toEqual({ kind: "midstream" });
     expect(parseDirectives("[sim:fail=before]").fail).toEqual({ kind: "before", status: 500 });
     expect(parseDirectives("[sim:fail=nope] plain").fail).toBeNull();

@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { sessionObjectName } from "../../src/worker/app.ts";
+import { sessionObjectName } from "../../src/worker/responses-routes.ts";
 
 /** The stub of a tenant's session Durable Object. */
 export function sessionStub(tenant: string, session: string) {

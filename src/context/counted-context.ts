@@ -1,0 +1,73 @@
+/**
+ * A model context with what is known of each item's size in tokens: the unit the render cache
+ * stores and the window fitting reads. Owns its construction and the one place items get counted.
+ * Invariants: `items[i]` is `counted[i].item`; a `CountedItem` is shared by every cached context
+ * that contains it, so once counted (its `tokens` set) every context sees the count; `bound` is
+ * an upper bound of the context's tokens (the sum, at construction, of each item's count or bound).
+ */
+import type { StoredItem } from "../protocol/items.ts";
+import type { ConversationStore, ItemKey, ItemTokenCount } from "../store/conversation-store.ts";
+import { itemTokens, rememberTokens } from "./item-tokens.ts";
+import type { CountTokens } from "./tokenizer.ts";
+
+/** One item of a context, with its row and its size. */
+export interface CountedItem {
+  readonly item: StoredItem;
+  /** The item's row in the store (it may not be written yet for the current turn's input). */
+  readonly key: ItemKey;
+  /** Exact tokens, or null while not counted. Set once, by `countItems`. */
+  tokens: number | null;
+  /** Upper bound of the tokens (`tokenBound`). */
+  readonly bound: number;
+}
+
+/** Items, oldest first, with their sizes. */
+export interface CountedContext {
+  readonly items: readonly StoredItem[];
+  readonly counted: readonly CountedItem[];
+  /** Upper bound of the context's tokens. */
+  readonly bound: number;
+}
+
+/** The empty context (a chain's start). */
+export const EMPTY_CONTEXT: CountedContext = { items: [], counted: [], bound: 0 };
+
+/**
+ * `base` followed by `more`.
+ * @returns a new context; `base` is not modified. O(length) reference copies, no re-parsing.
+ */
+export function appendCounted(base: CountedContext, more: readonly CountedItem[]): CountedContext {
+  if (more.length === 0) return base;
+  let added = 0;
+  for (const c of more) added += c.tokens ?? c.bound;
+  return {
+    items: [...base.items, ...more.map((c) => c.item)],
+    counted: [...base.counted, ...more],
+    bound: base.bound + added,
+  };
+}
+
+/**
+ * Counts every item not counted yet, and persists the new counts: on the item rows that exist
+ * (one transaction), and on the item objects (`rememberTokens`) for rows the store has yet to
+ * insert (the current turn's input).
+ * @returns the exact tokens of all `items`.
+ */
+export function countItems(
+  items: readonly CountedItem[],
+  count: CountTokens,
+  store: ConversationStore,
+): number {
+  const updates: ItemTokenCount[] = [];
+  let total = 0;
+  for (const c of items) {
+    if (c.tokens === null) {
+      c.tokens = itemTokens(c.item, count);
+      rememberTokens(c.item, c.tokens);
+      updates.push({ ...c.key, tokens: c.tokens });
+    }
+    total += c.tokens;
+  }
+  store.setItemTokens(updates);
+  return total;
+}

@@ -1,0 +1,76 @@
+/**
+ * Usage reporting when an upstream gives none (some Chat Completions servers, streams without
+ * `include_usage`): the terminal event's `response.usage` is filled from Deltagate's own token
+ * counts. Owns that fallback. Invariants: an upstream's own usage is never replaced; only
+ * `response.completed` / `response.incomplete` get one (a failed response keeps what it had); the
+ * tokenizer is loaded only when a usage is actually missing.
+ * Source: brief §3.3 "usage"; https://platform.openai.com/docs/api-reference/responses/object#usage
+ */
+import type { Json } from "../protocol/create-request.ts";
+import type { Item } from "../protocol/items.ts";
+import type { UpstreamEvent, UpstreamStream } from "../upstream/upstream.ts";
+import { itemTokens } from "./item-tokens.ts";
+import type { CountTokens } from "./tokenizer.ts";
+
+/** Exact counts of what was sent, made on demand. */
+export interface ExactCounts {
+  /** The tokenizer, for the output items. */
+  count: CountTokens;
+  /** Tokens of what was sent: instructions, tools and the context's items. */
+  inputTokens: number;
+}
+
+const FILLED = new Set(["response.completed", "response.incomplete"]);
+
+/** A Responses `usage` object from token counts (nothing cached, no reasoning tokens known). */
+export function usageFromCounts(inputTokens: number, outputTokens: number): Json {
+  return {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + outputTokens,
+  };
+}
+
+function isItem(value: unknown): value is Item {
+  return (
+    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
+  );
+}
+
+/**
+ * Wraps an upstream stream so its terminal event carries a usage.
+ * @param exact counts what was sent (called only when a terminal event lacks usage). Output
+ *   tokens are those of the terminal `response.output`, else of the `response.output_item.done`
+ *   items seen.
+ */
+export async function withUsageFallback(
+  stream: UpstreamStream,
+  exact: () => Promise<ExactCounts>,
+): Promise<UpstreamStream> {
+  const seen: Item[] = [];
+  const fill = async (event: UpstreamEvent): Promise<UpstreamEvent> => {
+    if (event.type === "response.output_item.done" && isItem(event.item)) seen.push(event.item);
+    if (!FILLED.has(event.type)) return event;
+    const response =
+      typeof event.response === "object" && event.response !== null && !Array.isArray(event.response)
+        ? event.response
+        : {};
+    if (response.usage !== undefined && response.usage !== null) return event;
+    const { count, inputTokens } = await exact();
+    const output = Array.isArray(response.output) ? (response.output as unknown[]).filter(isItem) : seen;
+    let outputTokens = 0;
+    for (const item of output) outputTokens += itemTokens(item, count);
+    return { ...event, response: { ...response, usage: usageFromCounts(inputTokens, outputTokens) } };
+  };
+  const rest = stream.rest;
+  return {
+    first: await fill(stream.first),
+    rest: {
+      async *[Symbol.asyncIterator]() {
+        for await (const event of rest) yield await fill(event);
+      },
+    },
+  };
+}

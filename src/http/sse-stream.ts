@@ -1,0 +1,61 @@
+/**
+ * A Server-Sent Events response body fed by the turn engine (brief §5: each event as
+ * `event: <type>\ndata: <json>\n\n`, no `[DONE]`). Owns the stream's lifetime: it closes itself
+ * after a terminal event, and reports a client that went away through `onCancel`.
+ * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html
+ */
+import type { EventSink, ServerEvent } from "../engine/event-sink.ts";
+
+const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
+const encoder = new TextEncoder();
+
+/** An SSE body that is also an `EventSink`. */
+export class SseStream implements EventSink {
+  readonly readable: ReadableStream<Uint8Array>;
+  private controller: ReadableStreamDefaultController<Uint8Array> | null = null;
+  private done = false;
+  private cancelHandlers: Array<() => void> = [];
+
+  constructor() {
+    this.readable = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.controller = controller;
+      },
+      cancel: () => {
+        this.done = true;
+        for (const handler of this.cancelHandlers.splice(0)) handler();
+      },
+    });
+  }
+
+  /** Registers a callback for when the client stops reading (disconnects). */
+  onCancel(handler: () => void): void {
+    this.cancelHandlers.push(handler);
+  }
+
+  /** Writes one event; closes the stream after a terminal one. */
+  send(event: ServerEvent): void {
+    if (this.done || !this.controller) return;
+    this.controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
+    if (TERMINAL.has(event.type)) this.close();
+  }
+
+  /** Ends the stream (idempotent). */
+  close(): void {
+    if (this.done) return;
+    this.done = true;
+    this.controller?.close();
+  }
+
+  /** The HTTP response carrying this stream. */
+  response(headers: Record<string, string> = {}): Response {
+    return new Response(this.readable, {
+      status: 200,
+      headers: {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        ...headers,
+      },
+    });
+  }
+}

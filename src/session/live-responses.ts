@@ -1,0 +1,138 @@
+/**
+ * Responses in progress in this session Durable Object: their event log and their subscribers.
+ * Owns resumption and abandonment:
+ * - every event of a live response is appended to its log (bounded by `MAX_LOG_BYTES`) and sent
+ *   to every subscriber; a subscriber joining with `startingAfter = N` first receives the logged
+ *   events with `sequence_number > N`, then the live ones, with no gap and no duplicate (both
+ *   happen synchronously, so no event can slip in between);
+ * - a store:true response keeps generating while no client listens; after `graceMs` with no
+ *   subscriber it is cancelled (the upstream request is aborted and the response is stored as
+ *   `cancelled`);
+ * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`).
+ * Invariant: a response is in the registry exactly while its turn runs.
+ */
+import type { EventSink, ServerEvent } from "../engine/event-sink.ts";
+
+/** Largest event log kept per response, in bytes of JSON; past it the response is not resumable. */
+export const MAX_LOG_BYTES = 8 * 1024 * 1024;
+/** Default grace period before an abandoned store:true response is cancelled, in ms (10 minutes). */
+export const DEFAULT_ABANDON_GRACE_MS = 10 * 60 * 1000;
+
+/** Why a live response's signal was aborted. */
+export type CancelReason = "cancelled" | "abandoned";
+
+/** A response being generated now. */
+export class LiveResponse {
+  readonly id: string;
+  private readonly log: ServerEvent[] = [];
+  private logBytes = 0;
+  private overflowed = false;
+  private readonly subscribers = new Set<EventSink>();
+  private readonly controller = new AbortController();
+  private graceTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly graceMs: number;
+  private readonly abandonable: boolean;
+
+  constructor(id: string, graceMs: number, abandonable: boolean) {
+    this.id = id;
+    this.graceMs = graceMs;
+    this.abandonable = abandonable;
+  }
+
+  /** Aborted by `cancel()` or abandonment; `reason` is a `CancelReason`. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The events so far, when the whole log is still held (null once it outgrew `MAX_LOG_BYTES`). */
+  events(): readonly ServerEvent[] | null {
+    return this.overflowed ? null : this.log;
+  }
+
+  /** Appends an event to the log and delivers it to every subscriber. */
+  publish(event: ServerEvent): void {
+    if (!this.overflowed) {
+      this.logBytes += JSON.stringify(event).length;
+      if (this.logBytes > MAX_LOG_BYTES) {
+        this.overflowed = true;
+        this.log.length = 0;
+      } else {
+        this.log.push(event);
+      }
+    }
+    for (const sink of this.subscribers) sink.send(event);
+  }
+
+  /**
+   * Adds a subscriber: replays logged events after `startingAfter` (-1 = all), then streams live.
+   * @returns false when the log overflowed and the replay cannot be complete (nothing is sent).
+   */
+  subscribe(sink: EventSink, startingAfter: number): boolean {
+    if (this.overflowed && startingAfter >= 0) return false;
+    for (const event of this.log) if (event.sequence_number > startingAfter) sink.send(event);
+    this.subscribers.add(sink);
+    this.clearGrace();
+    return true;
+  }
+
+  /** Removes a subscriber; the last one leaving starts the abandonment grace period. */
+  detach(sink: EventSink): void {
+    if (!this.subscribers.delete(sink) || this.subscribers.size > 0 || !this.abandonable) return;
+    this.clearGrace();
+    this.graceTimer = setTimeout(() => this.cancel("abandoned"), this.graceMs);
+  }
+
+  /** Aborts the response's upstream work; the engine stores it as `cancelled`. */
+  cancel(reason: CancelReason): void {
+    this.clearGrace();
+    if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /** Stops timers (the turn ended). */
+  close(): void {
+    this.clearGrace();
+    this.subscribers.clear();
+  }
+
+  private clearGrace(): void {
+    if (this.graceTimer !== null) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
+  }
+}
+
+/** The live responses of one session Durable Object. */
+export class LiveRegistry {
+  private readonly live = new Map<string, LiveResponse>();
+  private readonly graceMs: number;
+
+  constructor(graceMs = DEFAULT_ABANDON_GRACE_MS) {
+    this.graceMs = graceMs;
+  }
+
+  /**
+   * Registers a starting response with its first subscriber (the client that created it).
+   * @param abandonable true for store:true responses (they outlive their client for `graceMs`).
+   */
+  begin(id: string, creator: EventSink, abandonable: boolean): LiveResponse {
+    const response = new LiveResponse(id, this.graceMs, abandonable);
+    response.subscribe(creator, -1);
+    this.live.set(id, response);
+    return response;
+  }
+
+  /** Unregisters a finished response. */
+  end(id: string): void {
+    this.live.get(id)?.close();
+    this.live.delete(id);
+  }
+
+  /** The live response with this id, if it is running in this instance. */
+  get(id: string): LiveResponse | undefined {
+    return this.live.get(id);
+  }
+
+  /** Detaches a sink from every live response (its client went away). */
+  detachEverywhere(sink: EventSink): void {
+    for (const response of this.live.values()) response.detach(sink);
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Persisted event logs of store:true responses (migration 0003). Owns chunking: a log is a JSON
+ * array of events split into chunks of at most `CHUNK_BYTES`, so no row nears SQLite's 2 MB limit.
+ * Invariant: a response's log is written in the same transaction as its terminal state (the caller
+ * runs `write` inside `transactionSync`), so a completed response always has its full log or none.
+ */
+import type { ServerEvent } from "../engine/event-sink.ts";
+
+/** Largest chunk of a persisted log, in UTF-16 code units of JSON (≈ bytes for ASCII). */
+export const CHUNK_BYTES = 512 * 1024;
+
+/** Reads and writes persisted event logs. */
+export class EventLogStore {
+  private readonly sql: SqlStorage;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+  }
+
+  /** Writes a response's whole log (call inside the transaction that finishes the response). */
+  write(responseId: string, events: readonly ServerEvent[]): void {
+    let chunk: string[] = [];
+    let size = 0;
+    let index = 0;
+    const flush = () => {
+      if (chunk.length === 0) return;
+      this.sql.exec(
+        "INSERT INTO event_logs (response_id, chunk, data) VALUES (?, ?, ?)",
+        responseId,
+        index++,
+        `[${chunk.join(",")}]`,
+      );
+      chunk = [];
+      size = 0;
+    };
+    for (const event of events) {
+      const json = JSON.stringify(event);
+      if (size + json.length > CHUNK_BYTES) flush();
+      chunk.push(json);
+      size += json.length + 1;
+    }
+    flush();
+  }
+
+  /** The persisted log of a response, or null when it has none. */
+  read(responseId: string): ServerEvent[] | null {
+    const rows = this.sql
+      .exec<{ data: string }>("SELECT data FROM event_logs WHERE response_id = ? ORDER BY chunk", responseId)
+      .toArray();
+    if (rows.length === 0) return null;
+    return rows.flatMap((row) => JSON.parse(row.data) as ServerEvent[]);
+  }
+
+  /** Deletes the logs of the given responses. */
+  delete(responseIds: readonly string[]): void {
+    for (const id of responseIds) this.sql.exec("DELETE FROM event_logs WHERE response_id = ?", id);
+  }
+}

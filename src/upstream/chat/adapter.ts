@@ -1,0 +1,77 @@
+/**
+ * Upstream adapter for OpenAI-compatible Chat Completions servers (vLLM, llama.cpp, Ollama,
+ * Groq, OpenAI): `POST {base_url}/chat/completions` with `stream: true`, the full context
+ * translated every turn (request.ts, messages.ts) and the chunk stream synthesized into
+ * Responses events (stream.ts, synthesizer.ts). Owns the HTTP exchange; HTTP failures map to
+ * `UpstreamError`s exactly as for the Responses HTTP adapter (shared `failureOf`).
+ * Invariant: `open()` resolves only after the first chunk arrived (its first event is
+ * `response.created`), so every failure before that rejects with an `UpstreamError`.
+ * Source: https://platform.openai.com/docs/api-reference/chat/create (brief §7).
+ */
+import { randomToken } from "../../util/ids.ts";
+import { failureOf } from "../responses-http.ts";
+import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
+import { toChatRequest } from "./request.ts";
+import { chatStreamEvents } from "./stream.ts";
+import { ChatEventSynthesizer } from "./synthesizer.ts";
+
+/** Configuration of the Chat Completions adapter. */
+export interface ChatCompletionsOptions {
+  /** Base URL including `/v1`, no trailing slash. */
+  baseUrl: string;
+  /** Bearer token, or null (local servers often need none). */
+  apiKey: string | null;
+  /** `fetch` to use (defaults to the global). */
+  fetch?: typeof fetch;
+  /** Clock in ms (defaults to `Date.now`), for the synthesized `created_at`. */
+  now?: () => number;
+}
+
+/** The Chat Completions upstream. Stateless: every turn sends the full context. */
+export class ChatCompletionsUpstream implements Upstream {
+  private readonly options: ChatCompletionsOptions;
+
+  constructor(options: ChatCompletionsOptions) {
+    this.options = options;
+  }
+
+  /** @inheritdoc */
+  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+    const body = JSON.stringify(toChatRequest(request));
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      accept: "text/event-stream",
+    };
+    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
+    let response: Response;
+    try {
+      response = await (this.options.fetch ?? fetch)(`${this.options.baseUrl}/chat/completions`, {
+        method: "POST",
+        headers,
+        body,
+        signal,
+      });
+    } catch (cause) {
+      signal.throwIfAborted();
+      throw new UpstreamError(
+        502,
+        "upstream_unavailable",
+        `Could not reach the upstream model server (${String(cause)}).`,
+      );
+    }
+    if (!response.ok || !response.body) throw await failureOf(response);
+    const synthesizer = new ChatEventSynthesizer({
+      id: `resp_chat_${randomToken(16)}`,
+      model: request.model,
+      createdAt: Math.floor((this.options.now ?? Date.now)() / 1000),
+      settings: request.settings,
+    });
+    const events = chatStreamEvents(response.body, synthesizer, signal);
+    // chatStreamEvents already maps every failure to an UpstreamError (or the abort itself).
+    const first = await events.next();
+    if (first.done) {
+      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before any event.");
+    }
+    return { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
+  }
+}

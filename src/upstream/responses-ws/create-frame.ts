@@ -1,0 +1,39 @@
+/**
+ * The `response.create` frame Deltagate sends to a WebSocket-mode upstream (brief §2.1): the
+ * turn's settings, `store:false` (the upstream's connection-local cache holds the chain, brief
+ * §4.2), and either the delta on top of the upstream's own previous response id, or the full
+ * context with no previous id. Owns that choice's wire form.
+ * Invariant: Deltagate item ids never go upstream (the upstream never saw them), and a frame
+ * carries `previous_response_id` only together with the delta.
+ */
+import type { Json } from "../../protocol/create-request.ts";
+import { toUpstreamItem } from "../responses-http.ts";
+import type { UpstreamRequest } from "../upstream.ts";
+
+/** What one frame asks the upstream for. */
+export interface FramePlan {
+  /** The upstream's id of the parent on this socket: send the delta on top of it; null = full context. */
+  parentUpstreamId: string | null;
+  /** False for a `generate:false` warm-up (instructions and tools pre-loaded, no output). */
+  generate: boolean;
+}
+
+/**
+ * Builds the frame for `request`.
+ * `prompt_cache_key` defaults to the session key so the upstream's prefix cache stays hot
+ * (issue #4 §3) even when a recovery resends the full context.
+ */
+export function createFrame(request: UpstreamRequest, plan: FramePlan): Record<string, Json> {
+  const items = plan.parentUpstreamId === null ? request.input : request.newInput;
+  const frame: Record<string, Json> = {
+    type: "response.create",
+    ...(request.settings as Record<string, Json>),
+    model: request.model,
+    store: false,
+    prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
+    input: items.map(toUpstreamItem) as unknown as Json[],
+  };
+  if (plan.parentUpstreamId !== null) frame.previous_response_id = plan.parentUpstreamId;
+  if (!plan.generate) frame.generate = false;
+  return frame;
+}
