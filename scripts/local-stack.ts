@@ -1,18 +1,38 @@
 /**
- * Starts Deltagate locally as `npm start` and the end-to-end tests run it: the reference simulator
- * (unless a real upstream is configured) beside `wrangler dev`. Owns process lifetimes: `stop()`
- * ends wrangler's whole process group and the simulator.
- * Configuration is handed to wrangler through a generated env file (`--env-file`), which takes
- * the place of `.dev.vars`, so the stack never depends on files a developer left behind.
+ * Starts Deltagate locally, as `npm start` and the end-to-end tests run it: the reference
+ * simulator (unless a real upstream is configured) beside `wrangler dev`.
+ * Owns the lifetimes of both: `stop()` ends wrangler's whole process group (wrangler, its bundler
+ * and every `workerd`) and the simulator, and a process `exit` hook does the same if the caller
+ * never got to `stop()`, so no orphaned `workerd` keeps a port.
+ * Invariant: the Worker's configuration comes only from the generated env file. Passing
+ * `--env-file` makes wrangler skip `.dev.vars`/`.env`, and the child environment pins
+ * `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
+ * neither a developer's `.dev.vars` nor their shell variables can override it
+ * (wrangler 4.164 `getVarsForDev`; https://developers.cloudflare.com/workers/configuration/environment-variables/).
+ * Tests run a frozen snapshot of the Worker (`snapshot: true`) so a file saved mid-run cannot make
+ * wrangler reload and drop their sockets; `npm start` keeps wrangler's live reload.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 
 /** The local development API key (documented in .dev.vars.example and the README). */
 export const LOCAL_DEV_KEY = "dg-local-dev-key";
+
+/** The repository root (this file lives in `scripts/`). */
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** How long `startLocalStack` waits for `GET /healthz`, in ms (a cold wrangler start takes 5–15 s). */
+const HEALTH_TIMEOUT_MS = 90_000;
+/** How long `stop()` waits for wrangler to exit after SIGTERM before it sends SIGKILL, in ms. */
+const STOP_GRACE_MS = 5_000;
+/** Bytes of wrangler output kept for error messages. */
+const LOG_TAIL_BYTES = 16_384;
 
 /** Options of `startLocalStack`. */
 export interface LocalStackOptions {
@@ -25,56 +45,165 @@ export interface LocalStackOptions {
   upstreamApiKey?: string | undefined;
   /** `key:tenant,…`; defaults to the local dev key. */
   apiKeys?: string | undefined;
-  /** Extra variables for the Worker. */
+  /** Extra variables for the Worker (they win over the defaults above). */
   vars?: Record<string, string>;
-  /** Print wrangler's and the simulator's output. */
+  /** Print wrangler's and the simulator's output (otherwise only the last 16 KB are kept). */
   verbose: boolean;
-  /** Directory for wrangler's local Durable Object storage (`--persist-to`). */
+  /** Directory for wrangler's local Durable Object storage (`--persist-to`); default: a temp dir. */
   persistTo?: string;
+  /**
+   * Run a frozen copy of the Worker (see `snapshotWorker`) instead of the live tree. `wrangler dev`
+   * rebuilds and restarts workerd whenever a source file changes, which drops every open
+   * WebSocket; tests must not fail because someone saved a file mid-run. Default false (`npm
+   * start` keeps live reload).
+   */
+  snapshot?: boolean;
 }
 
 /** A running local stack. */
 export interface LocalStack {
   /** `http://127.0.0.1:PORT/v1`: the base URL clients use. */
   baseUrl: string;
+  /** `http://127.0.0.1:PORT`: the Worker's origin. */
+  origin: string;
+  /** The embedded simulator, or null when a real upstream is configured. */
   simulator: RunningSimulator | null;
+  /** The last output of wrangler (stdout and stderr interleaved), for diagnostics. */
+  output(): string;
+  /** Stops wrangler (its whole process group) and the simulator; idempotent. */
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolve, reject) => {
+/** A free TCP port on 127.0.0.1 (the OS picks it; it is released before it is returned). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
+      server.close(() => resolvePort(port));
     });
   });
 }
 
-async function waitForHealth(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+/**
+ * Fails early when `port` is taken on 127.0.0.1: otherwise a stack left running elsewhere (say,
+ * another `npm start`) would answer our health check and we would report success for it.
+ * @throws {Error} naming the port and the variable that changes it.
+ */
+async function assertPortFree(port: number, what: string, variable: string): Promise<void> {
+  await new Promise<void>((resolveFree, reject) => {
+    const server = createServer();
+    server.once("error", (error: NodeJS.ErrnoException) => {
+      reject(
+        new Error(
+          error.code === "EADDRINUSE"
+            ? `Port ${port} (${what}) is already in use, maybe by another \`npm start\`; stop it or set ${variable}.`
+            : `Cannot listen on 127.0.0.1:${port} (${what}): ${error.message}`,
+        ),
+      );
+    });
+    server.listen(port, "127.0.0.1", () => server.close(() => resolveFree()));
+  });
+}
+
+/**
+ * Serializes variables as a dotenv file wrangler reads literally: single-quoted values (dotenv
+ * leaves them as they are) with `$` escaped as `\$` (wrangler runs dotenv-expand over them).
+ * @throws {Error} naming the variable (never its value) when a name or value cannot be written so.
+ */
+export function toEnvFile(vars: Record<string, string>): string {
+  return Object.entries(vars)
+    .map(([name, value]) => {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Invalid variable name: ${name}`);
+      if (/['\r\n]/.test(value)) {
+        throw new Error(
+          `The value of ${name} contains a quote or a line break, which the env file cannot carry.`,
+        );
+      }
+      return `${name}='${value.replaceAll("$", "\\$")}'`;
+    })
+    .join("\n")
+    .concat("\n");
+}
+
+/** What `wrangler dev` needs of the tree to build the Worker (paths relative to the repo root). */
+const WORKER_SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations"];
+
+/**
+ * Copies the Worker's sources into a fresh directory under `.wrangler/snapshots/` (inside the
+ * repo, so esbuild still resolves packages from its node_modules; `.wrangler/` is ignored by git
+ * and Biome).
+ * @returns the snapshot's `wrangler.toml` path and the directory to remove afterwards.
+ */
+export function snapshotWorker(): { configPath: string; dir: string } {
+  const parent = join(REPO_ROOT, ".wrangler", "snapshots");
+  mkdirSync(parent, { recursive: true });
+  const dir = mkdtempSync(join(parent, "worker-"));
+  for (const source of WORKER_SOURCES) {
+    cpSync(join(REPO_ROOT, source), join(dir, source), { recursive: true });
+  }
+  return { configPath: join(dir, "wrangler.toml"), dir };
+}
+
+/** The wrangler CLI entry point from node_modules (run with this Node; no `npx` in between). */
+function wranglerBin(): string {
+  const require = createRequire(import.meta.url);
+  const manifestPath = require.resolve("wrangler/package.json");
+  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin: Record<string, string> };
+  const bin = manifest.bin.wrangler;
+  if (!bin) throw new Error("wrangler/package.json has no `wrangler` bin");
+  return join(dirname(manifestPath), bin);
+}
+
+async function waitForHealth(
+  origin: string,
+  child: ChildProcess,
+  timeoutMs: number,
+  output: () => string,
+  spawnError: () => Error | null,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited with code ${child.exitCode}`);
+    const failed = spawnError();
+    if (failed) throw new Error(`wrangler dev could not be started: ${failed.message}`);
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(
+        `wrangler dev exited (${child.exitCode ?? child.signalCode}) before it was healthy:\n${output()}`,
+      );
+    }
     try {
-      const res = await fetch(`${url}/healthz`);
+      const res = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(2_000) });
       if (res.ok) return;
     } catch {
       // not listening yet
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`Deltagate did not become healthy at ${url} within ${timeoutMs} ms`);
+  throw new Error(`Deltagate did not become healthy at ${origin} within ${timeoutMs} ms:\n${output()}`);
+}
+
+/** Sends `signal` to a whole process group; a group that is already gone is fine. */
+function killGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: every member has exited
+  }
 }
 
 /**
  * Starts the simulator (when no real upstream is given) and `wrangler dev` on 127.0.0.1.
  * @returns once `GET /healthz` answers 200.
- * @throws when wrangler exits or does not become healthy within 90 s.
+ * @throws when a port is taken, wrangler exits, or it does not become healthy within 90 s (the
+ *   error carries the tail of wrangler's output); everything started so far is stopped first.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  if (options.port) await assertPortFree(options.port, "Deltagate", "PORT");
+  if (options.simulatorPort && !options.upstreamBaseUrl) {
+    await assertPortFree(options.simulatorPort, "simulator", "SIM_PORT");
+  }
   const simulator = options.upstreamBaseUrl
     ? null
     : await startSimulator({ port: options.simulatorPort, host: "127.0.0.1", quiet: !options.verbose });
@@ -83,21 +212,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     DELTAGATE_API_KEYS: options.apiKeys ?? `${LOCAL_DEV_KEY}:local`,
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
-    MODELS: options.upstreamBaseUrl ? (options.vars?.MODELS ?? "gpt-5.1") : "deltagate-sim",
+    MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",
     ...options.vars,
   };
+  // The env file holds secrets: private dir, mode 0600, removed by stop().
   const dir = mkdtempSync(join(tmpdir(), "deltagate-"));
   const envFile = join(dir, "dev.env");
-  writeFileSync(
-    envFile,
-    Object.entries(vars)
-      .map(([k, v]) => `${k}=${v}`)
-      .join("\n"),
-    { mode: 0o600 },
-  );
+  writeFileSync(envFile, toEnvFile(vars), { mode: 0o600 });
+  const snapshot = options.snapshot ? snapshotWorker() : null;
   const args = [
-    "wrangler",
+    wranglerBin(),
     "dev",
+    "--config",
+    snapshot?.configPath ?? join(REPO_ROOT, "wrangler.toml"),
     "--ip",
     "127.0.0.1",
     "--port",
@@ -108,28 +235,77 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     "--persist-to",
     options.persistTo ?? join(dir, "state"),
   ];
-  const child = spawn("npx", args, {
-    stdio: options.verbose ? "inherit" : "ignore",
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+    // Own process group, so stop() can signal wrangler and every workerd it spawned at once.
     detached: true,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: process.env.CI ?? "" },
+    env: {
+      ...process.env,
+      CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
+      // No network lookup of the `Request.cf` placeholder (it fails or waits 3 s offline).
+      CLOUDFLARE_CF_FETCH_ENABLED: "false",
+      WRANGLER_SEND_METRICS: "false",
+      // Its output goes through a pipe; keep wrangler's colours when it ends up on a terminal.
+      ...(options.verbose && process.stdout.isTTY ? { FORCE_COLOR: "1" } : {}),
+    },
   });
-  const url = `http://127.0.0.1:${port}`;
-  const stop = async () => {
-    if (child.exitCode === null && child.pid) {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        // already gone
+  let tail = "";
+  const collect = (sink: NodeJS.WriteStream) => (chunk: Buffer) => {
+    if (options.verbose) sink.write(chunk);
+    tail = (tail + chunk.toString("utf8")).slice(-LOG_TAIL_BYTES);
+  };
+  // Always drained: a full pipe would block wrangler.
+  child.stdout?.on("data", collect(process.stdout));
+  child.stderr?.on("data", collect(process.stderr));
+  let spawnError: Error | null = null;
+  const exited = new Promise<void>((resolveExit) => {
+    child.once("exit", () => resolveExit());
+    child.once("error", (error) => {
+      spawnError = error;
+      resolveExit();
+    });
+  });
+  const pid = child.pid;
+  // Last resort when the caller exits without stop() (uncaught error, process.exit): only
+  // synchronous calls work in an `exit` handler, so the group gets SIGKILL right away.
+  const onExit = () => {
+    if (pid) killGroup(pid, "SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+    if (snapshot) rmSync(snapshot.dir, { recursive: true, force: true });
+  };
+  process.once("exit", onExit);
+
+  const origin = `http://127.0.0.1:${port}`;
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      process.off("exit", onExit);
+      if (pid) {
+        killGroup(pid, "SIGTERM");
+        const grace = new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref());
+        await Promise.race([exited, grace]);
+        // workerd can outlive wrangler's own exit by a moment; make sure the group is gone.
+        killGroup(pid, "SIGKILL");
       }
-      await new Promise((r) => child.once("exit", r).once("error", r));
-    }
-    await simulator?.close();
+      await simulator?.close();
+      rmSync(dir, { recursive: true, force: true });
+      if (snapshot) rmSync(snapshot.dir, { recursive: true, force: true });
+    })();
+    return stopping;
   };
   try {
-    await waitForHealth(url, child, 90_000);
+    await waitForHealth(
+      origin,
+      child,
+      HEALTH_TIMEOUT_MS,
+      () => tail,
+      () => spawnError,
+    );
   } catch (error) {
     await stop();
     throw error;
   }
-  return { baseUrl: `${url}/v1`, simulator, stop };
+  return { baseUrl: `${origin}/v1`, origin, simulator, output: () => tail, stop };
 }

@@ -1,0 +1,107 @@
+/**
+ * End-to-end proof with a real agent: the Codex CLI (`codex exec`, @openai/codex 0.171.0) runs a
+ * task through Deltagate (`wrangler dev` + the reference simulator) over the Responses WebSocket.
+ * The simulator asks for the prompt's backticked command in an `exec_command` call; Codex runs it
+ * in its workspace-write sandbox, answers with the output, and Deltagate chains the turns.
+ * Proven here: the shell tool really ran (proof.txt), Codex stayed on the WebSocket (no
+ * "Falling back from WebSockets" item, a single upgrade, no `POST /v1/responses` at all — so the
+ * test stays meaningful once Deltagate serves HTTP too), Codex chained every turn with
+ * `previous_response_id` and only new items, and upstream each turn carried the full context.
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
+import { runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
+import { type RecordingProxy, startRecordingProxy } from "../support/e2e-proxy.ts";
+
+type Json = Record<string, unknown>;
+
+let stack: LocalStack;
+let proxy: RecordingProxy;
+const cleanups: Array<() => void> = [];
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
+  proxy = await startRecordingProxy(stack.origin);
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups) cleanup();
+  await proxy?.close();
+  await stack?.stop();
+});
+
+describe("codex exec against wrangler dev", () => {
+  it("runs a real shell tool call over the WebSocket, chained turn by turn, without falling back to HTTP", async () => {
+    const proof = `hello-from-deltagate-${randomUUID()}`;
+    const run = await runCodexExec({
+      baseUrl: `${proxy.url}/v1`,
+      prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back.`,
+      timeoutMs: 60_000,
+    });
+    cleanups.push(run.cleanup);
+    const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}\nwrangler:\n${stack.output()}`;
+    expect(run.timedOut, diagnostics).toBe(false);
+    expect(run.code, diagnostics).toBe(0);
+
+    // The tool call really ran in the sandboxed workspace.
+    expect(readFileSync(join(run.workdir, "proof.txt"), "utf8")).toBe(`${proof}\n`);
+    const commands = run.events.filter(
+      (e) => e.type === "item.completed" && e.item?.type === "command_execution",
+    );
+    expect(commands).toHaveLength(1);
+    expect(commands[0]?.item?.command).toContain(`echo ${proof} > proof.txt`);
+    expect(commands[0]?.item?.exit_code).toBe(0);
+
+    // The final agent message is the simulator's answer to the tool output, and Codex reported
+    // no error item at all (in particular no WebSocket → HTTPS fallback).
+    const items = run.events.flatMap((e) => (e.type === "item.completed" && e.item ? [e.item] : []));
+    expect(items.filter((item) => item.type === "error")).toEqual([]);
+    expect(run.stdout).not.toContain(WEBSOCKET_FALLBACK_TEXT);
+    expect(items.at(-1)?.type).toBe("agent_message");
+    expect(items.at(-1)?.text).toMatch(/^Done after 1 tool call\(s\)\./);
+    expect(run.events.at(-1)?.type).toBe("turn.completed");
+
+    // Transport: one WebSocket upgrade (101) and no HTTP request to /v1/responses.
+    expect(proxy.upgrades.map((u) => [u.path, u.status])).toEqual([["/v1/responses", 101]]);
+    expect(proxy.http.filter((r) => r.path.startsWith("/v1/responses"))).toEqual([]);
+
+    // Client side: a generate:false warm-up, then each turn chains off the previous response
+    // (warm-up included) and sends only its new items; the tool turn sends just the output.
+    const creates = proxy.frames
+      .filter((f) => f.from === "client")
+      .map((f) => f.data as Json)
+      .filter((f) => f.type === "response.create");
+    const completed = proxy.frames
+      .filter((f) => f.from === "server")
+      .map((f) => f.data as Json)
+      .filter((f) => f.type === "response.completed")
+      .map((f) => f.response as { id: string; output: Json[] });
+    expect(creates.map((c) => c.generate === false)).toEqual([true, false, false]);
+    expect(completed).toHaveLength(3);
+    expect(creates[0]?.previous_response_id).toBeUndefined();
+    expect(creates[1]?.previous_response_id).toBe(completed[0]?.id);
+    expect(creates[2]?.previous_response_id).toBe(completed[1]?.id);
+    const call = completed[1]?.output.find((item) => item.type === "function_call");
+    expect(call?.name).toBe("exec_command");
+    const toolTurnInput = creates[2]?.input as Json[];
+    expect(toolTurnInput).toHaveLength(1);
+    expect(toolTurnInput[0]).toMatchObject({ type: "function_call_output", call_id: call?.call_id });
+
+    // Upstream side: the two generating turns, each with the whole context so far —
+    // warm-up input + turn-1 input, then that + the function_call + the function_call_output.
+    const upstream = stack
+      .simulator!.recorder.list()
+      .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
+    expect(upstream).toHaveLength(2);
+    expect(upstream.map((r) => r.status)).toEqual([200, 200]);
+    const warmupItems = (creates[0]!.input as Json[]).length;
+    const turnOneItems = (creates[1]!.input as Json[]).length;
+    expect(upstream[0]?.contextItemCount).toBe(warmupItems + turnOneItems);
+    expect(upstream[1]?.contextItemCount).toBe(warmupItems + turnOneItems + 2);
+    expect(upstream[0]?.rawText).toContain(proof);
+    expect(upstream[1]?.rawText).toContain(String(call?.call_id));
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * End-to-end proof with a real client: `npm run demo` (scripts/demo.ts, the openai SDK's
+ * `ResponsesWS`) against the local stack `npm start` runs (`wrangler dev` + the reference
+ * simulator, random ports, own temp persistence). A recording proxy between the demo and
+ * Deltagate shows what the client sent; the simulator's recorder shows what Deltagate sent
+ * upstream. The claim under test (issue #2): over one WebSocket the client sends only the new
+ * items each turn, while every upstream request carries the full, growing context.
+ */
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalStack, REPO_ROOT, startLocalStack } from "../../scripts/local-stack.ts";
+import { runProcess } from "../support/e2e-process.ts";
+import { type ProxiedFrame, type RecordingProxy, startRecordingProxy } from "../support/e2e-proxy.ts";
+
+const TURNS = 20;
+
+let stack: LocalStack;
+let proxy: RecordingProxy;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
+  proxy = await startRecordingProxy(stack.origin);
+});
+
+afterAll(async () => {
+  await proxy?.close();
+  await stack?.stop();
+});
+
+type Json = Record<string, unknown>;
+
+function objectOf(frame: ProxiedFrame): Json {
+  expect(typeof frame.data === "object" && frame.data !== null).toBe(true);
+  return frame.data as Json;
+}
+
+describe("npm run demo against wrangler dev", () => {
+  it("runs 20 chained turns on one WebSocket: the client sends only new items, upstream gets the full context", async () => {
+    const tag = `[demo-e2e:${randomUUID()}]`;
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DELTAGATE_URL: `${proxy.url}/v1`,
+      DELTAGATE_API_KEY: "dg-local-dev-key",
+      MODEL: "deltagate-sim",
+      TURNS: String(TURNS),
+      DEMO_TAG: tag,
+    };
+    const demo = await runProcess(process.execPath, [join(REPO_ROOT, "scripts/demo.ts")], {
+      cwd: REPO_ROOT,
+      env,
+      timeoutMs: 60_000,
+    });
+    const diagnostics = `stdout:\n${demo.stdout}\nstderr:\n${demo.stderr}\nwrangler:\n${stack.output()}`;
+    expect(demo.timedOut, diagnostics).toBe(false);
+    expect(demo.code, diagnostics).toBe(0);
+
+    // The demo's own report: 20 turn lines, each with a latency in ms, and the simulator's answer.
+    const turnLines = demo.stdout.split("\n").filter((line) => /^turn\s+\d+:/.test(line));
+    expect(turnLines, diagnostics).toHaveLength(TURNS);
+    turnLines.forEach((line, index) => {
+      expect(line).toMatch(new RegExp(`^turn\\s+${index + 1}:\\s+\\d+\\.\\d ms\\s`));
+    });
+    expect(demo.stdout).toContain(
+      `final answer after ${TURNS} turn(s): Done after ${TURNS - 1} tool call(s).`,
+    );
+
+    // Client side: one upgrade, 20 response.create frames.
+    expect(proxy.upgrades.map((u) => u.status)).toEqual([101]);
+    expect(proxy.http.filter((r) => r.method === "POST")).toEqual([]);
+    const creates = proxy.frames
+      .filter((f) => f.from === "client")
+      .map(objectOf)
+      .filter((f) => f.type === "response.create");
+    const completed = proxy.frames
+      .filter((f) => f.from === "server")
+      .map(objectOf)
+      .filter((f) => f.type === "response.completed")
+      .map((f) => f.response as { id: string; output: Json[] });
+    expect(creates).toHaveLength(TURNS);
+    expect(completed).toHaveLength(TURNS);
+    // Turn 1 sends the prompt; every later turn sends only previous_response_id (the previous
+    // turn's response) and the one function_call_output answering that response's call.
+    expect(creates[0]?.previous_response_id).toBeUndefined();
+    expect(creates[0]?.input).toEqual(expect.stringContaining(tag));
+    const sentCallIds: string[] = [];
+    for (let n = 1; n < TURNS; n++) {
+      const create = creates[n]!;
+      const previous = completed[n - 1]!;
+      expect(create.previous_response_id).toBe(previous.id);
+      const call = previous.output.find((item) => item.type === "function_call");
+      expect(create.input).toEqual([
+        { type: "function_call_output", call_id: call?.call_id, output: expect.any(String) },
+      ]);
+      sentCallIds.push(String(call?.call_id));
+    }
+
+    // Upstream side: one request per turn, each with the whole context so far: the prompt, then
+    // one function_call + function_call_output pair per earlier turn (1, 3, 5, … 39 items).
+    const upstream = stack
+      .simulator!.recorder.list()
+      .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
+    expect(upstream).toHaveLength(TURNS);
+    expect(upstream[0]?.rawText).toContain(tag);
+    expect(upstream.map((r) => r.status)).toEqual(Array(TURNS).fill(200));
+    expect(upstream.map((r) => r.contextItemCount)).toEqual(
+      Array.from({ length: TURNS }, (_, n) => 1 + 2 * n),
+    );
+    // Each request carries its turn's new item (the client's function_call_output).
+    sentCallIds.forEach((callId, index) => {
+      expect(upstream[index + 1]?.rawText).toContain(callId);
+    });
+  });
+});
