@@ -19,7 +19,7 @@ import {
 } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { Item, StoredItem } from "../protocol/items.ts";
-import type { LiveRegistry, LiveResponse } from "../session/live-responses.ts";
+import type { LiveRegistry } from "../session/live-responses.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import {
   type Upstream,
@@ -28,10 +28,11 @@ import {
   type UpstreamStream,
 } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
-import type { EventSink, ServerEvent } from "./event-sink.ts";
+import type { EventSink } from "./event-sink.ts";
 import { OutputRekeyer } from "./rekey.ts";
 import { responseObject, ZERO_USAGE } from "./response-object.ts";
 import { validateToolPairing } from "./tool-pairing.ts";
+import { TurnEmitter } from "./turn-emitter.ts";
 
 /** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
 export const MAX_ITEM_BYTES = 1_900_000;
@@ -258,50 +259,6 @@ export class TurnEngine {
         }),
     );
     return record.id;
-  }
-}
-
-/**
- * Numbers and publishes one response's events (contiguous `sequence_number`s from 0) and commits
- * its terminal state: the terminal event is built first, the output, status and full event log
- * are written in one transaction, and only then is the terminal event sent (so a client never sees
- * a completion that is not durable, brief §4 / platform brief §3 "output gate").
- */
-class TurnEmitter {
-  private seq = 0;
-  private readonly live: LiveResponse;
-  private readonly store: ConversationStore;
-  private readonly record: ResponseRecord;
-
-  constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord) {
-    this.live = live;
-    this.store = store;
-    this.record = record;
-  }
-
-  emit(type: string, fields: Record<string, unknown>): void {
-    this.live.publish({ type, sequence_number: this.seq++, ...fields });
-  }
-
-  complete(outcome: ResponseOutcome): void {
-    const final: ResponseRecord = {
-      ...this.record,
-      status: outcome.status,
-      usage: outcome.usage,
-      error: outcome.error,
-      incompleteDetails: outcome.incompleteDetails,
-      completedAt: outcome.completedAt,
-    };
-    // A cancelled response ends with response.failed: the stream protocol has no "cancelled" event.
-    const type = outcome.status === "cancelled" ? "failed" : outcome.status;
-    const terminal: ServerEvent = {
-      type: `response.${type}`,
-      sequence_number: this.seq++,
-      response: responseObject(final, [...outcome.output]),
-    };
-    const log = this.record.store ? this.live.events() : null;
-    this.store.finish(this.record.id, outcome, log ? [...log, terminal] : null);
-    this.live.publish(terminal);
   }
 }
 

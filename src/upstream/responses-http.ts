@@ -37,14 +37,7 @@ export function redact(message: string): string {
 }
 
 /** Configuration of the HTTP adapter. */
-export interface ResponsesHttpOptions {
-  /** Base URL including `/v1`, no trailing slash. */
-  baseUrl: string;
-  /** Bearer token, or null. */
-  apiKey: string | null;
-  /** `fetch` to use (defaults to the global). */
-  fetch?: typeof fetch;
-}
+export type ResponsesHttpOptions = HttpUpstreamOptions;
 
 /** The Responses-over-HTTP/SSE upstream. */
 export class ResponsesHttpUpstream implements Upstream {
@@ -65,28 +58,7 @@ export class ResponsesHttpUpstream implements Upstream {
       stream: true,
       store: false,
     });
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: "text/event-stream",
-    };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    let response: Response;
-    try {
-      response = await (this.options.fetch ?? fetch)(`${this.options.baseUrl}/responses`, {
-        method: "POST",
-        headers,
-        body,
-        signal,
-      });
-    } catch (cause) {
-      signal.throwIfAborted();
-      throw new UpstreamError(
-        502,
-        "upstream_unavailable",
-        `Could not reach the upstream model server (${String(cause)}).`,
-      );
-    }
-    if (!response.ok || !response.body) throw await failureOf(response);
+    const response = await postStreaming(this.options, "/responses", body, signal);
     const events = this.events(response.body, signal);
     const first = await events.next().catch((cause: unknown) => {
       throw asUpstreamError(cause, signal);
@@ -189,4 +161,48 @@ export function upstreamErrorForStatus(
   if (status >= 500)
     return new UpstreamError(status, code ?? "upstream_error", message, "server_error", retryAfter);
   return new UpstreamError(status >= 400 ? status : 502, code ?? "upstream_error", message);
+}
+
+/** Connection settings shared by the HTTP adapters. */
+export interface HttpUpstreamOptions {
+  /** Base URL including `/v1`, no trailing slash. */
+  baseUrl: string;
+  /** Bearer token, or null. */
+  apiKey: string | null;
+  /** `fetch` to use (defaults to the global). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * POSTs a JSON body to `{baseUrl}{path}` asking for an SSE stream.
+ * @returns the 2xx response, whose body is present.
+ * @throws {UpstreamError} 502 `upstream_unavailable` when the upstream cannot be reached, or the
+ *   mapped error of a non-2xx answer (`failureOf`); the abort itself when `signal` fired.
+ */
+export async function postStreaming(
+  options: HttpUpstreamOptions,
+  path: string,
+  body: string,
+  signal: AbortSignal,
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
+      method: "POST",
+      headers,
+      body,
+      signal,
+    });
+  } catch (cause) {
+    signal.throwIfAborted();
+    throw new UpstreamError(
+      502,
+      "upstream_unavailable",
+      `Could not reach the upstream model server (${String(cause)}).`,
+    );
+  }
+  if (!response.ok || !response.body) throw await failureOf(response);
+  return response as Response & { body: ReadableStream<Uint8Array> };
 }

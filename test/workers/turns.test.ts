@@ -5,6 +5,7 @@
  * the `openai` SDK's accumulator with contiguous sequence numbers.
  */
 import { describe, expect, inject, it } from "vitest";
+import { SHELL_TOOL } from "../support/fixtures.ts";
 import { countRows } from "../support/session-stub.ts";
 import {
   connect,
@@ -16,17 +17,6 @@ import {
 } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
-const SHELL_TOOL = {
-  type: "function",
-  name: "exec_command",
-  description: "Runs a shell command.",
-  parameters: {
-    type: "object",
-    properties: { cmd: { type: "string" } },
-    required: ["cmd"],
-    additionalProperties: false,
-  },
-};
 
 function responseOf(frames: Frame[]): { id: string; status: string; output: Array<Record<string, unknown>> } {
   return (

@@ -7,6 +7,7 @@
  * later turn, and CJK/emoji text split inside code points across network writes arriving intact.
  */
 import { describe, expect, inject, it } from "vitest";
+import { SHELL_TOOL } from "../support/fixtures.ts";
 import {
   connect,
   type Frame,
@@ -17,17 +18,6 @@ import {
 } from "../support/ws-client.ts";
 
 const MODEL = "sim-chat";
-const SHELL_TOOL = {
-  type: "function",
-  name: "exec_command",
-  description: "Runs a shell command.",
-  parameters: {
-    type: "object",
-    properties: { cmd: { type: "string" } },
-    required: ["cmd"],
-    additionalProperties: false,
-  },
-};
 
 type Output = Array<Record<string, unknown>>;
 type ChatMessage = {

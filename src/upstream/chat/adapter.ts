@@ -9,20 +9,14 @@
  * Source: https://platform.openai.com/docs/api-reference/chat/create (brief §7).
  */
 import { randomToken } from "../../util/ids.ts";
-import { failureOf } from "../responses-http.ts";
+import { type HttpUpstreamOptions, postStreaming } from "../responses-http.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
 import { toChatRequest } from "./request.ts";
 import { chatStreamEvents } from "./stream.ts";
 import { ChatEventSynthesizer } from "./synthesizer.ts";
 
 /** Configuration of the Chat Completions adapter. */
-export interface ChatCompletionsOptions {
-  /** Base URL including `/v1`, no trailing slash. */
-  baseUrl: string;
-  /** Bearer token, or null (local servers often need none). */
-  apiKey: string | null;
-  /** `fetch` to use (defaults to the global). */
-  fetch?: typeof fetch;
+export interface ChatCompletionsOptions extends HttpUpstreamOptions {
   /** Clock in ms (defaults to `Date.now`), for the synthesized `created_at`. */
   now?: () => number;
 }
@@ -38,28 +32,7 @@ export class ChatCompletionsUpstream implements Upstream {
   /** @inheritdoc */
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     const body = JSON.stringify(toChatRequest(request));
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: "text/event-stream",
-    };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    let response: Response;
-    try {
-      response = await (this.options.fetch ?? fetch)(`${this.options.baseUrl}/chat/completions`, {
-        method: "POST",
-        headers,
-        body,
-        signal,
-      });
-    } catch (cause) {
-      signal.throwIfAborted();
-      throw new UpstreamError(
-        502,
-        "upstream_unavailable",
-        `Could not reach the upstream model server (${String(cause)}).`,
-      );
-    }
-    if (!response.ok || !response.body) throw await failureOf(response);
+    const response = await postStreaming(this.options, "/chat/completions", body, signal);
     const synthesizer = new ChatEventSynthesizer({
       id: `resp_chat_${randomToken(16)}`,
       model: request.model,
