@@ -359,9 +359,15 @@ export class ConversationStore {
 
   /**
    * Deletes every store:false response owned by a connection, with its items.
+   * A connection that owns nothing (every store:true HTTP request, whose scope is cleaned up after
+   * each turn) costs one indexed read: no write (so no commit for the output gate to wait on) and
+   * no `historyEpoch` bump, which would otherwise empty the render cache and make the next turn
+   * re-read its whole history from SQLite.
    * @returns how many responses were deleted.
    */
   deleteConnectionScoped(connId: string): number {
+    const owns = this.sql.exec("SELECT 1 FROM responses WHERE conn_id = ? LIMIT 1", connId).toArray();
+    if (owns.length === 0) return 0;
     let deleted = 0;
     this.epoch++;
     this.storage.transactionSync(() => {

@@ -6,12 +6,17 @@
 
 /**
  * Records `tenant` as the owner on first use.
+ * Reads before it writes: it runs on every HTTP `POST /v1/responses`, and any write statement
+ * (even an `INSERT … DO NOTHING` that changes nothing) opens an implicit transaction whose commit
+ * the output gate waits for before the turn's upstream fetch may leave. SQL calls are synchronous,
+ * so nothing can claim the session between the read and the insert.
  * @returns true when `tenant` owns this session (now or already), false for any other tenant.
  */
 export function claimTenant(sql: SqlStorage, tenant: string): boolean {
-  sql.exec("INSERT INTO meta (key, value) VALUES ('tenant', ?) ON CONFLICT(key) DO NOTHING", tenant);
-  const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'tenant'").one();
-  return row.value === tenant;
+  const owner = ownerTenant(sql);
+  if (owner !== null) return owner === tenant;
+  sql.exec("INSERT INTO meta (key, value) VALUES ('tenant', ?)", tenant);
+  return true;
 }
 
 /** The owning tenant, or null before the first request. */
