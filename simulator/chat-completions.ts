@@ -131,6 +131,9 @@ export async function handleChatCompletions(
 ): Promise<void> {
   const startMs = Date.now();
   const raw = await readBody(req);
+  // Simulated inference starts once the whole request has arrived: a real server cannot prefill a
+  // prompt it has not received yet (a slow client uplink must not overlap with model time).
+  const modelStartMs = Date.now();
   const body = parseJsonObject(raw);
   const record = state.recorder.begin("chat", "/v1/chat/completions", raw, body);
   const finish = (status: number | null, note = ""): void => {
@@ -165,7 +168,7 @@ export async function handleChatCompletions(
       firstAtMs +
       estimateTokens(text) * msPerToken +
       calls.reduce((n, c) => n + estimateTokens(c.arguments) * msPerToken, 0);
-    await waitUntil(startMs, endAtMs, tracker.signal);
+    await waitUntil(modelStartMs, endAtMs, tracker.signal);
     if (tracker.signal.aborted) return finish(null, "client went away ");
     if (midstream) {
       record.simulatedFailure = "midstream";
@@ -220,7 +223,7 @@ export async function handleChatCompletions(
   for (let i = 0; i < stopBefore; i++) {
     const chunk = chunks[i];
     if (!chunk) break;
-    await waitUntil(startMs, chunk.atMs, tracker.signal);
+    await waitUntil(modelStartMs, chunk.atMs, tracker.signal);
     if (tracker.signal.aborted) return finish(200, "client went away mid-stream ");
     const line = `data: ${JSON.stringify(chunk.data)}\n\n`;
     await (splitChars ? writeSplitChars(res, line) : writeFlushed(res, line));

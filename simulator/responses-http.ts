@@ -29,6 +29,9 @@ export async function handleResponsesHttp(
 ): Promise<void> {
   const startMs = Date.now();
   const raw = await readBody(req);
+  // Simulated inference starts once the whole request has arrived: a real server cannot prefill a
+  // prompt it has not received yet (a slow client uplink must not overlap with model time).
+  const modelStartMs = Date.now();
   const body = parseJsonObject(raw);
   const record = state.recorder.begin("http", "/v1/responses", raw, body);
   const finish = (status: number | null, note = ""): void => {
@@ -67,7 +70,7 @@ export async function handleResponsesHttp(
 
   if (body.stream !== true) {
     const last = turn.steps[turn.steps.length - 1];
-    await waitUntil(startMs, last?.atMs ?? 0, tracker.signal);
+    await waitUntil(modelStartMs, last?.atMs ?? 0, tracker.signal);
     if (tracker.signal.aborted) return finish(null, "client went away ");
     if (midstream) {
       record.simulatedFailure = "midstream";
@@ -89,7 +92,7 @@ export async function handleResponsesHttp(
   const stopBefore = midstream ? midstreamCutIndex(turn.steps) : turn.steps.length;
   const done = await runSteps(
     turn.steps,
-    startMs,
+    modelStartMs,
     tracker.signal,
     (step) => writeFlushed(res, `event: ${step.event.type}\ndata: ${JSON.stringify(step.event)}\n\n`),
     stopBefore,
