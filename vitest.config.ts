@@ -20,6 +20,8 @@ export default defineConfig({
             const upstream = `${inject<string>("simulatorUrl")}/v1`;
             // Test routing table: model prefixes pick the adapter under test; all reach the simulator.
             const routes = [
+              // Responses HTTP upstream that stores responses: chained turns go delta-only.
+              { model: "sim-stored*", api: "responses-http", base_url: upstream, upstream_store: true },
               // Chat Completions with a 300-token window, for `truncation` through that adapter.
               { model: "sim-chat-small*", api: "chat-completions", base_url: upstream, context_window: 300 },
               {

@@ -37,7 +37,24 @@ export function redact(message: string): string {
 }
 
 /** Configuration of the HTTP adapter. */
-export type ResponsesHttpOptions = HttpUpstreamOptions;
+export interface ResponsesHttpOptions extends HttpUpstreamOptions {
+  /**
+   * The upstream stores responses: chained turns go as the delta plus the upstream's own
+   * `previous_response_id` (`store: true` upstream). Default false: the full context every turn.
+   */
+  upstreamStore?: boolean;
+}
+
+/** Upstream ids remembered per adapter (stored mode): enough for recent chains and forks. */
+const MAX_REMEMBERED = 64;
+
+/** What the upstream holds for one of Deltagate's responses (stored mode). */
+interface UpstreamNode {
+  /** The upstream's response id. */
+  upstreamId: string;
+  /** Items of context the upstream has for it (its input context + its output). */
+  itemCount: number;
+}
 
 /** The Responses-over-HTTP/SSE upstream. */
 export class ResponsesHttpUpstream implements Upstream {
@@ -47,19 +64,49 @@ export class ResponsesHttpUpstream implements Upstream {
     this.options = options;
   }
 
-  /** @inheritdoc */
+  /** Deltagate response id → upstream response id, in stored mode (in memory, recent first out). */
+  private readonly nodes = new Map<string, UpstreamNode>();
+
+  /**
+   * @inheritdoc
+   * In stored mode a chained turn whose parent this adapter sent (and whose upstream context is
+   * exactly this turn's history — not truncated, not another fork) goes as the delta with the
+   * upstream's `previous_response_id`; anything else, and a `previous_response_not_found` from the
+   * upstream, goes as the full context.
+   */
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+    const parent = request.previousResponseId ? this.nodes.get(request.previousResponseId) : undefined;
+    const historyLength = request.input.length - request.newInput.length;
+    if (this.options.upstreamStore && parent && parent.itemCount === historyLength) {
+      try {
+        return await this.send(request, signal, parent.upstreamId);
+      } catch (cause) {
+        if (!(cause instanceof UpstreamError && cause.code === "previous_response_not_found")) throw cause;
+        this.nodes.delete(request.previousResponseId ?? "");
+      }
+    }
+    return this.send(request, signal, null);
+  }
+
+  private async send(
+    request: UpstreamRequest,
+    signal: AbortSignal,
+    previous: string | null,
+  ): Promise<UpstreamStream> {
+    const stored = this.options.upstreamStore === true;
     const body = JSON.stringify({
       ...request.settings,
       // Keep the upstream's prefix cache hot for this session unless the client chose a key.
       prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
       model: request.model,
-      input: request.input.map(toUpstreamItem),
+      input: (previous ? request.newInput : request.input).map(toUpstreamItem),
+      ...(previous ? { previous_response_id: previous } : {}),
       stream: true,
-      store: false,
+      store: stored,
     });
     const response = await postStreaming(this.options, "/responses", body, signal);
-    const events = this.events(response.body, signal);
+    let events = this.events(response.body, signal);
+    if (stored) events = this.remember(events, request.responseId, request.input.length);
     const first = await events.next().catch((cause: unknown) => {
       throw asUpstreamError(cause, signal);
     });
@@ -72,6 +119,27 @@ export class ResponsesHttpUpstream implements Upstream {
     }
     if (first.value.type === "error") throw streamError(first.value);
     return { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
+  }
+
+  /** Passes events through and, on `response.completed`, remembers the upstream's id. */
+  private async *remember(
+    events: AsyncGenerator<UpstreamEvent>,
+    responseId: string,
+    contextLength: number,
+  ): AsyncGenerator<UpstreamEvent> {
+    for await (const event of events) {
+      if (event.type === "response.completed") {
+        const response = event.response as { id?: unknown; output?: unknown } | undefined;
+        if (typeof response?.id === "string" && Array.isArray(response.output)) {
+          this.nodes.set(responseId, {
+            upstreamId: response.id,
+            itemCount: contextLength + response.output.length,
+          });
+          if (this.nodes.size > MAX_REMEMBERED) this.nodes.delete(this.nodes.keys().next().value ?? "");
+        }
+      }
+      yield event;
+    }
   }
 
   private async *events(

@@ -26,7 +26,11 @@ export function createAdapter(
 ): Upstream {
   switch (route.api) {
     case "responses-http":
-      return new ResponsesHttpUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
+      return new ResponsesHttpUpstream({
+        baseUrl: route.baseUrl,
+        apiKey: route.apiKey,
+        upstreamStore: route.upstreamStore,
+      });
     case "chat-completions":
       return new ChatCompletionsUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
     case "responses-ws":

@@ -34,6 +34,11 @@ export interface UpstreamRoute {
   upstreamModel: string | null;
   /** `responses-ws` only: idle ms before the warm socket closes (null = `UPSTREAM_IDLE_MS`). */
   idleMs: number | null;
+  /**
+   * `responses-http` only: the upstream stores responses (`store: true` upstream), so a chained turn
+   * is sent as the delta plus the upstream's own `previous_response_id` (default false: full context).
+   */
+  upstreamStore: boolean;
   /** The model's context window, in tokens. */
   contextWindow: number;
   /** Retries of a failure before the first event on this route (then the next route). */
@@ -68,6 +73,7 @@ const routeSchema = z.strictObject({
   api_key_var: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),
   idle_ms: z.number().int().positive().optional(),
+  upstream_store: z.boolean().optional(),
   context_window: z.number().int().positive().optional(),
   max_retries: z.number().int().min(0).max(5).optional(),
 });
@@ -98,6 +104,7 @@ export function parseRoutes(
         apiKey: fallback.apiKey,
         upstreamModel: null,
         idleMs: null,
+        upstreamStore: false,
         ...defaults,
       },
     ];
@@ -123,6 +130,7 @@ export function parseRoutes(
       apiKey,
       upstreamModel: route.upstream_model ?? null,
       idleMs: route.idle_ms ?? null,
+      upstreamStore: route.upstream_store ?? false,
       contextWindow: route.context_window ?? defaults.contextWindow,
       maxRetries: route.max_retries ?? defaults.maxRetries,
       retryBaseMs: defaults.retryBaseMs,
