@@ -4,20 +4,10 @@
  * and readers of what the simulator recorded for it (requests and upstream connections).
  */
 import { expect } from "vitest";
+import { SHELL_TOOL } from "../support/fixtures.ts";
 import { type Frame, type TestSocket, validateWithSdk } from "../support/ws-client.ts";
 
-/** A function tool the simulator calls (`exec_command` with a `cmd` string). */
-export const SHELL_TOOL = {
-  type: "function",
-  name: "exec_command",
-  description: "Runs a shell command.",
-  parameters: {
-    type: "object",
-    properties: { cmd: { type: "string" } },
-    required: ["cmd"],
-    additionalProperties: false,
-  },
-};
+export { SHELL_TOOL };
 
 /** The Response object of a terminal frame. */
 export interface ResponseShape {

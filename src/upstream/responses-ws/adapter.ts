@@ -10,7 +10,7 @@
  * outbound socket and a pending timer both keep it in memory, platform brief §1 "When a DO can
  * hibernate", §2), the turn queue, and transparent recovery.
  *
- * Recovery: any loss of upstream state before the response's first output event
+ * Recovery: every loss of upstream state before the response's first output event
  * (`previous_response_not_found`, `websocket_connection_limit_reached`, the socket closing or
  * erroring — including a 1009 "message too big" close and the workerd#6774 drop of an outbound
  * socket after a concurrent streaming fetch — or a failed send) is retried with the full context,
