@@ -16,15 +16,7 @@ import { lastUserText } from "./context.ts";
 import { parseDirectives } from "./directives.ts";
 import { invalidRequest, simulatedFailure, toSimError } from "./errors.ts";
 import { chunkText } from "./events.ts";
-import {
-  baseHeaders,
-  parseJsonObject,
-  readBody,
-  sendError,
-  sendJson,
-  trackDisconnect,
-  writeFlushed,
-} from "./http-util.ts";
+import { baseHeaders, receivePost, sendError, sendJson, trackDisconnect, writeFlushed } from "./http-util.ts";
 import { newId } from "./ids.ts";
 import type { JsonObject } from "./json.ts";
 import { type Plan, planTurn } from "./policy.ts";
@@ -129,18 +121,13 @@ export async function handleChatCompletions(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const startMs = Date.now();
-  const raw = await readBody(req);
-  // Simulated inference starts once the whole request has arrived: a real server cannot prefill a
-  // prompt it has not received yet (a slow client uplink must not overlap with model time).
-  const modelStartMs = Date.now();
-  const body = parseJsonObject(raw);
-  const record = state.recorder.begin("chat", "/v1/chat/completions", raw, body);
-  const finish = (status: number | null, note = ""): void => {
-    record.status = status;
-    state.recorder.changed();
-    state.log(`POST /v1/chat/completions → ${status ?? "no status"} ${note}(${Date.now() - startMs} ms)`);
-  };
+  const { body, record, modelStartMs, finish } = await receivePost(
+    state,
+    req,
+    "chat",
+    "/v1/chat/completions",
+  );
+
   const tracker = trackDisconnect(res, record, state.recorder);
   let prepared: ReturnType<typeof prepareChat>;
   try {

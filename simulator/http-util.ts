@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorEnvelope, invalidRequest, type SimError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { isJsonObject, type JsonObject } from "./json.ts";
-import type { RecordedRequest, Recorder } from "./recorder.ts";
+import type { RecordedRequest, RecordedTransport, Recorder } from "./recorder.ts";
+import type { SimState } from "./state.ts";
 
 /** Maximum accepted request body, bytes (64 MiB). */
 export const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -108,4 +109,39 @@ export function writeFlushed(res: ServerResponse, text: string): Promise<void> {
     if (res.destroyed) return resolve();
     res.write(text, () => resolve());
   });
+}
+
+/** A POST whose body has arrived and been recorded. */
+export interface ReceivedPost {
+  /** The parsed JSON object body, or null when it is not one. */
+  body: JsonObject | null;
+  record: RecordedRequest;
+  /** When simulated inference may start (ms): once the whole body has arrived. */
+  modelStartMs: number;
+  /** Records the final status (null: none delivered) and logs the request with its duration. */
+  finish(status: number | null, note?: string): void;
+}
+
+/**
+ * Reads, parses and records a POST body. Simulated inference starts only once the whole request
+ * has arrived: a real server cannot prefill a prompt it has not received (a slow client uplink
+ * must not overlap with model time).
+ */
+export async function receivePost(
+  state: SimState,
+  req: IncomingMessage,
+  transport: RecordedTransport,
+  path: string,
+): Promise<ReceivedPost> {
+  const startMs = Date.now();
+  const raw = await readBody(req);
+  const modelStartMs = Date.now();
+  const body = parseJsonObject(raw);
+  const record = state.recorder.begin(transport, path, raw, body);
+  const finish = (status: number | null, note = ""): void => {
+    record.status = status;
+    state.recorder.changed();
+    state.log(`POST ${path} → ${status ?? "no status"} ${note}(${Date.now() - startMs} ms)`);
+  };
+  return { body, record, modelStartMs, finish };
 }

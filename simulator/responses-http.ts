@@ -7,15 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidRequest, toSimError } from "./errors.ts";
 import { midstreamCutIndex } from "./events.ts";
-import {
-  baseHeaders,
-  parseJsonObject,
-  readBody,
-  sendError,
-  sendJson,
-  trackDisconnect,
-  writeFlushed,
-} from "./http-util.ts";
+import { baseHeaders, receivePost, sendError, sendJson, trackDisconnect, writeFlushed } from "./http-util.ts";
 import { prepareTurn } from "./responses-turn.ts";
 import type { SimState } from "./state.ts";
 import { runSteps } from "./stream-runner.ts";
@@ -27,18 +19,8 @@ export async function handleResponsesHttp(
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
-  const startMs = Date.now();
-  const raw = await readBody(req);
-  // Simulated inference starts once the whole request has arrived: a real server cannot prefill a
-  // prompt it has not received yet (a slow client uplink must not overlap with model time).
-  const modelStartMs = Date.now();
-  const body = parseJsonObject(raw);
-  const record = state.recorder.begin("http", "/v1/responses", raw, body);
-  const finish = (status: number | null, note = ""): void => {
-    record.status = status;
-    state.recorder.changed();
-    state.log(`POST /v1/responses → ${status ?? "no status"} ${note}(${Date.now() - startMs} ms)`);
-  };
+  const { body, record, modelStartMs, finish } = await receivePost(state, req, "http", "/v1/responses");
+
   if (!body) {
     const err = invalidRequest("We could not parse the JSON body of your request.");
     sendError(res, err);
