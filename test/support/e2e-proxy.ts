@@ -51,6 +51,15 @@ export interface RecordingProxy {
   readonly frames: ProxiedFrame[];
   /** Stops listening and drops every open connection. */
   close(): Promise<void>;
+  // --- dropConnection: added for e2e-reconnect.test.ts (cutting a live socket) ---
+  /**
+   * Cuts WebSocket connection `connection` (1-based, as in `upgrades`) abruptly, like a network
+   * failure: both of its sockets are destroyed without a close frame, so the client sees 1006 and
+   * Deltagate sees its peer vanish. Frames already in flight may or may not arrive first.
+   * @throws {Error} when no such connection was established.
+   */
+  dropConnection(connection: number): void;
+  // --- end dropConnection ---
 }
 
 /** Headers that belong to one hop (or to the WebSocket handshake the `ws` client redoes). */
@@ -106,6 +115,8 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   const upgrades: ProxiedUpgrade[] = [];
   const frames: ProxiedFrame[] = [];
   const sockets = new Set<WebSocket>();
+  // dropConnection: both sockets of each established connection, by connection number.
+  const pairs = new Map<number, readonly [WebSocket, WebSocket]>();
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 0 });
 
   const server = createServer((req, res) => {
@@ -175,6 +186,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       entry.status = 101;
       wss.handleUpgrade(req, socket, head, (client) => {
         sockets.add(client);
+        pairs.set(entry.connection, [client, upstream]); // dropConnection
         client.on("message", (data, isBinary) => {
           frames.push({ connection: entry.connection, from: "client", data: parseFrame(data, isBinary) });
           upstream.send(data, { binary: isBinary });
@@ -200,6 +212,13 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     http,
     upgrades,
     frames,
+    // --- dropConnection (see the interface) ---
+    dropConnection: (connection) => {
+      const pair = pairs.get(connection);
+      if (!pair) throw new Error(`No established WebSocket connection #${connection}`);
+      for (const ws of pair) ws.terminate();
+    },
+    // --- end dropConnection ---
     close: async () => {
       for (const ws of sockets) ws.terminate();
       wss.close();
