@@ -174,6 +174,9 @@ export class WebSocketTransport {
       return;
     }
     conn.lanes.enqueue(streamId, () => {
+      // A create still queued when its socket closed was never started (no response.created):
+      // drop it rather than generate a response nobody asked to keep waiting for.
+      if (conn.closed.signal.aborted) return Promise.resolve();
       const run = this.engine
         .run(
           request,

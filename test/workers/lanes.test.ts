@@ -4,6 +4,7 @@
  * stream ids get `invalid_stream_id` / `websocket_stream_limit_reached`.
  */
 import { describe, expect, it } from "vitest";
+import { countRows } from "../support/session-stub.ts";
 import { connect, type Frame, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -107,5 +108,21 @@ describe("lanes", () => {
     ws.send({ type: "response.create", model: MODEL, stream_id: "lane-0", generate: false, input: "y" });
     await ws.turn(1, "lane-0");
     ws.close();
+  });
+
+  it("drops creates still queued when the socket closes; the running store:true one finishes", async () => {
+    const session = uniqueSession("queue-close");
+    const ws = await connect({ session });
+    ws.send({ type: "response.create", model: MODEL, input: "running [sim:tokens=200]" });
+    ws.send({ type: "response.create", model: MODEL, input: "queued one" });
+    ws.send({ type: "response.create", model: MODEL, input: "queued two" });
+    await ws.until((f) => f.some((x) => x.type === "response.output_text.delta"));
+    ws.close();
+    await expect
+      .poll(() => countRows("tenant-a", session, "responses", "status = 'completed'"), { timeout: 10_000 })
+      .toBe(1);
+    // Give a wrongly started queued create time to show up, then check none did.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await countRows("tenant-a", session, "responses")).toBe(1);
   });
 });
