@@ -11,38 +11,30 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
+import { afterAll, describe, expect, it } from "vitest";
 import { runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
-import { type RecordingProxy, startRecordingProxy } from "../support/e2e-proxy.ts";
+import { useProxiedStack } from "../support/e2e-stack.ts";
 
 type Json = Record<string, unknown>;
 
-let stack: LocalStack;
-let proxy: RecordingProxy;
 const cleanups: Array<() => void> = [];
 
-beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
-  proxy = await startRecordingProxy(stack.origin);
-});
+const e2e = useProxiedStack();
 
 afterAll(async () => {
   for (const cleanup of cleanups) cleanup();
-  await proxy?.close();
-  await stack?.stop();
 });
 
 describe("codex exec against wrangler dev", () => {
   it("runs a real shell tool call over the WebSocket, chained turn by turn, without falling back to HTTP", async () => {
     const proof = `hello-from-deltagate-${randomUUID()}`;
     const run = await runCodexExec({
-      baseUrl: `${proxy.url}/v1`,
+      baseUrl: `${e2e.proxy.url}/v1`,
       prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back.`,
       timeoutMs: 60_000,
     });
     cleanups.push(run.cleanup);
-    const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}\nwrangler:\n${stack.output()}`;
+    const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}\nwrangler:\n${e2e.stack.output()}`;
     expect(run.timedOut, diagnostics).toBe(false);
     expect(run.code, diagnostics).toBe(0);
 
@@ -65,16 +57,16 @@ describe("codex exec against wrangler dev", () => {
     expect(run.events.at(-1)?.type).toBe("turn.completed");
 
     // Transport: one WebSocket upgrade (101) and no HTTP request to /v1/responses.
-    expect(proxy.upgrades.map((u) => [u.path, u.status])).toEqual([["/v1/responses", 101]]);
-    expect(proxy.http.filter((r) => r.path.startsWith("/v1/responses"))).toEqual([]);
+    expect(e2e.proxy.upgrades.map((u) => [u.path, u.status])).toEqual([["/v1/responses", 101]]);
+    expect(e2e.proxy.http.filter((r) => r.path.startsWith("/v1/responses"))).toEqual([]);
 
     // Client side: a generate:false warm-up, then each turn chains off the previous response
     // (warm-up included) and sends only its new items; the tool turn sends just the output.
-    const creates = proxy.frames
+    const creates = e2e.proxy.frames
       .filter((f) => f.from === "client")
       .map((f) => f.data as Json)
       .filter((f) => f.type === "response.create");
-    const completed = proxy.frames
+    const completed = e2e.proxy.frames
       .filter((f) => f.from === "server")
       .map((f) => f.data as Json)
       .filter((f) => f.type === "response.completed")
@@ -92,7 +84,7 @@ describe("codex exec against wrangler dev", () => {
 
     // Upstream side: the two generating turns, each with the whole context so far —
     // warm-up input + turn-1 input, then that + the function_call + the function_call_output.
-    const upstream = stack
+    const upstream = e2e.stack
       .simulator!.recorder.list()
       .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
     expect(upstream).toHaveLength(2);

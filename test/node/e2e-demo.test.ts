@@ -8,25 +8,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalStack, REPO_ROOT, startLocalStack } from "../../scripts/local-stack.ts";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/local-stack.ts";
 import { runProcess } from "../support/e2e-process.ts";
-import { type ProxiedFrame, type RecordingProxy, startRecordingProxy } from "../support/e2e-proxy.ts";
+import type { ProxiedFrame } from "../support/e2e-proxy.ts";
+import { useProxiedStack } from "../support/e2e-stack.ts";
 
 const TURNS = 20;
 
-let stack: LocalStack;
-let proxy: RecordingProxy;
-
-beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
-  proxy = await startRecordingProxy(stack.origin);
-});
-
-afterAll(async () => {
-  await proxy?.close();
-  await stack?.stop();
-});
+const e2e = useProxiedStack();
 
 type Json = Record<string, unknown>;
 
@@ -40,7 +30,7 @@ describe("npm run demo against wrangler dev", () => {
     const tag = `[demo-e2e:${randomUUID()}]`;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
-      DELTAGATE_URL: `${proxy.url}/v1`,
+      DELTAGATE_URL: `${e2e.proxy.url}/v1`,
       DELTAGATE_API_KEY: "dg-local-dev-key",
       MODEL: "deltagate-sim",
       TURNS: String(TURNS),
@@ -51,7 +41,7 @@ describe("npm run demo against wrangler dev", () => {
       env,
       timeoutMs: 60_000,
     });
-    const diagnostics = `stdout:\n${demo.stdout}\nstderr:\n${demo.stderr}\nwrangler:\n${stack.output()}`;
+    const diagnostics = `stdout:\n${demo.stdout}\nstderr:\n${demo.stderr}\nwrangler:\n${e2e.stack.output()}`;
     expect(demo.timedOut, diagnostics).toBe(false);
     expect(demo.code, diagnostics).toBe(0);
 
@@ -66,13 +56,13 @@ describe("npm run demo against wrangler dev", () => {
     );
 
     // Client side: one upgrade, 20 response.create frames.
-    expect(proxy.upgrades.map((u) => u.status)).toEqual([101]);
-    expect(proxy.http.filter((r) => r.method === "POST")).toEqual([]);
-    const creates = proxy.frames
+    expect(e2e.proxy.upgrades.map((u) => u.status)).toEqual([101]);
+    expect(e2e.proxy.http.filter((r) => r.method === "POST")).toEqual([]);
+    const creates = e2e.proxy.frames
       .filter((f) => f.from === "client")
       .map(objectOf)
       .filter((f) => f.type === "response.create");
-    const completed = proxy.frames
+    const completed = e2e.proxy.frames
       .filter((f) => f.from === "server")
       .map(objectOf)
       .filter((f) => f.type === "response.completed")
@@ -97,7 +87,7 @@ describe("npm run demo against wrangler dev", () => {
 
     // Upstream side: one request per turn, each with the whole context so far: the prompt, then
     // one function_call + function_call_output pair per earlier turn (1, 3, 5, … 39 items).
-    const upstream = stack
+    const upstream = e2e.stack
       .simulator!.recorder.list()
       .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
     expect(upstream).toHaveLength(TURNS);

@@ -14,27 +14,16 @@ import OpenAI from "openai";
 import { ResponseStream } from "openai/lib/responses/ResponseStream";
 import type { ResponsesServerEvent } from "openai/resources/responses/responses";
 import { ResponsesWS, type ResponsesWSReconnectOptions } from "openai/resources/responses/ws";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_DEV_KEY, type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
-import { type RecordingProxy, startRecordingProxy } from "../support/e2e-proxy.ts";
+import { describe, expect, it } from "vitest";
+import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
+import { useProxiedStack } from "../support/e2e-stack.ts";
 
 /** The cut happens once the client has seen this `sequence_number` (an 800-token answer has ~200). */
 const CUT_AFTER = 20;
 /** Guard against a hang only (the run itself takes about a second): fail with diagnostics. */
 const RUN_GUARD_MS = 60_000;
 
-let stack: LocalStack;
-let proxy: RecordingProxy;
-
-beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
-  proxy = await startRecordingProxy(stack.origin);
-});
-
-afterAll(async () => {
-  await proxy?.close();
-  await stack?.stop();
-});
+const e2e = useProxiedStack();
 
 /** An event as received, with the number of the socket (1 = before the cut) it arrived on. */
 interface Received {
@@ -44,7 +33,7 @@ interface Received {
 
 /** A client of Deltagate through the proxy, no HTTP retries (nothing here should need one). */
 function client(): OpenAI {
-  return new OpenAI({ apiKey: LOCAL_DEV_KEY, baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+  return new OpenAI({ apiKey: LOCAL_DEV_KEY, baseURL: `${e2e.proxy.url}/v1`, maxRetries: 0 });
 }
 
 /** `sequence_number` of an event (Deltagate's request-level `error` events have none). */
@@ -59,7 +48,7 @@ function untilCompleted(ws: ResponsesWS, received: Received[], socketNumber: () 
       () =>
         reject(
           new Error(
-            `no response.completed within ${RUN_GUARD_MS} ms; got ${JSON.stringify(received.map((r) => [r.socket, r.event.type, sequenceOf(r.event)]))}\nwrangler:\n${stack.output()}`,
+            `no response.completed within ${RUN_GUARD_MS} ms; got ${JSON.stringify(received.map((r) => [r.socket, r.event.type, sequenceOf(r.event)]))}\nwrangler:\n${e2e.stack.output()}`,
           ),
         ),
       RUN_GUARD_MS,
@@ -145,7 +134,7 @@ describe("ResponsesWS reconnect + deltagate.response.resume against wrangler dev
 
     // The test's part: record what arrived on which socket, and cut socket 1 mid-stream (the
     // proxy numbers connections; this client's are the upgrades carrying its session id).
-    const ownUpgrades = () => proxy.upgrades.filter((u) => u.headers["session-id"] === sessionId);
+    const ownUpgrades = () => e2e.proxy.upgrades.filter((u) => u.headers["session-id"] === sessionId);
     let socket = 1;
     ws.on("reconnected", () => {
       socket = 2;
@@ -155,7 +144,7 @@ describe("ResponsesWS reconnect + deltagate.response.resume against wrangler dev
       const first = ownUpgrades()[0];
       if (!cut && first && (sequenceOf(event) ?? -1) >= CUT_AFTER) {
         cut = true;
-        proxy.dropConnection(first.connection);
+        e2e.proxy.dropConnection(first.connection);
       }
     });
     const received: Received[] = [];
@@ -176,7 +165,7 @@ describe("ResponsesWS reconnect + deltagate.response.resume against wrangler dev
     expect(created?.type).toBe("response.created");
     const responseId = created?.type === "response.created" ? created.response.id : "";
     expect(resumedAfter).not.toBeNull();
-    const clientFrames = proxy.frames.filter((f) => f.from === "client");
+    const clientFrames = e2e.proxy.frames.filter((f) => f.from === "client");
     expect(clientFrames.filter((f) => f.connection === second?.connection).map((f) => f.data)).toEqual([
       { type: "deltagate.response.resume", response_id: responseId, starting_after: resumedAfter },
     ]);
