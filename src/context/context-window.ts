@@ -1,10 +1,10 @@
 /**
- * The context window of a turn: the one entry point the turn engine calls between building the
- * context and opening the upstream. Owns the composition of the render cache (cached history with
- * sizes), `truncation`, and the usage fallback.
- * Flow: `history(parent)` → (engine validates pairing) → `fit(upstream, turn)` → an upstream that
- * sends what fits and fills a missing usage. `fit` throws `context_length_exceeded` before
- * anything is sent.
+ * The context window of a session's turns. Owns the render cache (cached histories with sizes),
+ * `truncation`, and the usage fallback, behind three calls:
+ * - `history(parent)`: what a turn continues from (the engine's "prepare context" step);
+ * - `fit(upstream, turn)`: the context-window stage (src/pipeline/): applies `truncation`, throws
+ *   `context_length_exceeded` before anything is sent, records the turn in the render cache;
+ * - `withUsage(upstream, turn)`: the usage stage: fills a usage the upstream did not give.
  * Counting is lazy: a context whose upper bound (UTF-8 bytes, item-tokens.ts) fits the window is
  * sent without loading the tokenizer (loading it costs a few hundred ms of CPU once per isolate);
  * only a context that may not fit, or a usage the upstream did not give, is counted exactly, and
@@ -13,39 +13,31 @@
  * when `auto` truncation drops items, the upstream request is a fresh chain
  * (`previousResponseId: null`), so a stateful upstream (Responses WebSocket mode) re-sends the
  * kept context instead of appending the delta to a state that still holds the dropped items.
- * Source: issue #4 §2, brief §4.4.
+ * Source: https://platform.openai.com/docs/api-reference/responses/create (`truncation`).
  */
 import type { CreateRequest } from "../protocol/create-request.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../upstream/routes.ts";
 import type { Upstream, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
-import {
-  appendCounted,
-  type CountedContext,
-  type CountedItem,
-  countItems,
-  EMPTY_CONTEXT,
-} from "./counted-context.ts";
-import { rememberedTokens, SettingsTokenMemo, tokenBound, utf8Length } from "./item-tokens.ts";
+import { type CountedContext, countItems, EMPTY_CONTEXT, type TurnContext } from "./counted-context.ts";
+import { SettingsTokenMemo } from "./item-tokens.ts";
 import { RenderCache } from "./render-cache.ts";
 import { loadTokenizer } from "./tokenizer.ts";
 import { fitStart } from "./truncation.ts";
 import { type ExactCounts, withUsageFallback } from "./usage.ts";
 
-/** What `fit` needs to know about the turn. */
-export interface TurnContext {
+/** What the context window needs to know about a turn. */
+export interface WindowTurn {
   /** The id this turn's response gets. */
-  responseId: string;
-  /** history(previous response), from `history()`. */
-  history: CountedContext;
-  /** The turn's own input items, ids assigned (the objects the store will insert). */
-  input: readonly StoredItem[];
+  readonly responseId: string;
+  /** The turn's context before fitting. */
+  readonly context: TurnContext;
   /** The request's window-relevant settings. */
-  request: Pick<CreateRequest, "instructions" | "tools" | "truncation" | "max_output_tokens">;
+  readonly request: Pick<CreateRequest, "instructions" | "tools" | "truncation" | "max_output_tokens">;
 }
 
-/** The context window manager of one session (one per turn engine). */
+/** The context window manager of one session. */
 export class ContextWindow {
   private readonly store: ConversationStore;
   private readonly cache: RenderCache;
@@ -69,18 +61,12 @@ export class ContextWindow {
    * Applies `truncation` against the upstream's context window (minus instructions, tools and
    * `max_output_tokens`), records the turn's context in the render cache, and wraps `upstream`.
    * @returns an upstream whose `open`/`prewarm` send the kept context (the request unchanged when
-   *   nothing was dropped) and whose terminal event always carries a usage.
+   *   nothing was dropped).
    * @throws {ApiError} 400 `context_length_exceeded` (param `input`) when the context does not fit.
    */
-  async fit(upstream: Upstream, turn: TurnContext): Promise<Upstream> {
+  async fit(upstream: Upstream, turn: WindowTurn): Promise<Upstream> {
     const { instructions, tools } = turn.request;
-    const input: CountedItem[] = turn.input.map((item, position) => ({
-      item,
-      key: { responseId: turn.responseId, kind: "input", position },
-      tokens: rememberedTokens(item),
-      bound: tokenBound(item, utf8Length(JSON.stringify(item))),
-    }));
-    const context = appendCounted(turn.history, input);
+    const context = turn.context.all;
     const room = (upstream.contextWindow ?? DEFAULT_CONTEXT_WINDOW) - (turn.request.max_output_tokens ?? 0);
     let start = 0;
     if (context.bound + this.settings.tokens(instructions, tools) > room) {
@@ -91,32 +77,48 @@ export class ContextWindow {
       start = fitStart(
         context.items,
         tokens,
-        turn.history.items.length,
+        turn.context.history.items.length,
         budget,
         turn.request.truncation ?? "disabled",
       );
     }
     this.cache.remember(turn.responseId, context);
-    const sent = context.counted.slice(start);
-    const exact = async (): Promise<ExactCounts> => {
+    return start === 0 ? upstream : new WindowedUpstream(upstream, context.items.slice(start));
+  }
+
+  /**
+   * Wraps `upstream` so the terminal event of every stream it opens carries a usage: the
+   * upstream's own, else Deltagate's count of what was sent (the last `request.input.length`
+   * items of the turn's context: fitting only ever drops a prefix) and of the output.
+   */
+  withUsage(upstream: Upstream, turn: WindowTurn): Upstream {
+    const { instructions, tools } = turn.request;
+    const counted = turn.context.all.counted;
+    const exact = (request: UpstreamRequest) => async (): Promise<ExactCounts> => {
       const count = await loadTokenizer();
+      const sent = counted.slice(counted.length - request.input.length);
       const items = countItems(sent, count, this.store);
       return { count, inputTokens: items + this.settings.tokens(instructions, tools, count) };
     };
-    return new WindowedUpstream(upstream, start === 0 ? null : context.items.slice(start), exact);
+    return {
+      get contextWindow() {
+        return upstream.contextWindow;
+      },
+      open: async (request, signal) =>
+        withUsageFallback(await upstream.open(request, signal), exact(request)),
+      prewarm: (request) => upstream.prewarm?.(request),
+    };
   }
 }
 
-/** An upstream that sends the fitted context and fills a missing usage. */
+/** An upstream that sends only the kept part of the context, as a fresh chain. */
 class WindowedUpstream implements Upstream {
   private readonly inner: Upstream;
-  private readonly kept: readonly StoredItem[] | null;
-  private readonly exact: () => Promise<ExactCounts>;
+  private readonly kept: readonly StoredItem[];
 
-  constructor(inner: Upstream, kept: readonly StoredItem[] | null, exact: () => Promise<ExactCounts>) {
+  constructor(inner: Upstream, kept: readonly StoredItem[]) {
     this.inner = inner;
     this.kept = kept;
-    this.exact = exact;
   }
 
   get contextWindow(): number | undefined {
@@ -124,11 +126,11 @@ class WindowedUpstream implements Upstream {
   }
 
   private fitted(request: UpstreamRequest): UpstreamRequest {
-    return this.kept ? { ...request, input: this.kept, previousResponseId: null } : request;
+    return { ...request, input: this.kept, previousResponseId: null };
   }
 
-  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    return await withUsageFallback(await this.inner.open(this.fitted(request), signal), this.exact);
+  open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+    return this.inner.open(this.fitted(request), signal);
   }
 
   prewarm(request: UpstreamRequest): void {

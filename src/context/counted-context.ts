@@ -7,7 +7,7 @@
  */
 import type { StoredItem } from "../protocol/items.ts";
 import type { ConversationStore, ItemKey, ItemTokenCount } from "../store/conversation-store.ts";
-import { itemTokens, rememberTokens } from "./item-tokens.ts";
+import { itemTokens, tokenBound, utf8Length } from "./item-tokens.ts";
 import type { CountTokens } from "./tokenizer.ts";
 
 /** One item of a context, with its row and its size. */
@@ -48,9 +48,40 @@ export function appendCounted(base: CountedContext, more: readonly CountedItem[]
 }
 
 /**
- * Counts every item not counted yet, and persists the new counts: on the item rows that exist
- * (one transaction), and on the item objects (`rememberTokens`) for rows the store has yet to
- * insert (the current turn's input).
+ * The context a turn sends before any fitting: history(previous response) with sizes, the turn's
+ * own input items, and both together.
+ */
+export interface TurnContext {
+  /** history(previous response), oldest first (empty for a new chain). */
+  readonly history: CountedContext;
+  /** The turn's own input items, not yet counted; the store writes their counts with the rows. */
+  readonly input: readonly CountedItem[];
+  /** `history` followed by `input`: what an upstream gets when nothing is dropped. */
+  readonly all: CountedContext;
+}
+
+/**
+ * The turn context of response `responseId` (its input items get the keys of the rows the store
+ * will insert for them).
+ */
+export function turnContext(
+  responseId: string,
+  history: CountedContext,
+  input: readonly StoredItem[],
+): TurnContext {
+  const counted: CountedItem[] = input.map((item, position) => ({
+    item,
+    key: { responseId, kind: "input", position },
+    tokens: null,
+    bound: tokenBound(item, utf8Length(JSON.stringify(item))),
+  }));
+  return { history, input: counted, all: appendCounted(history, counted) };
+}
+
+/**
+ * Counts every item not counted yet, and persists the new counts on the item rows that exist (one
+ * transaction). Rows the store has yet to insert (the current turn's input) get their count when
+ * they are inserted: the count stays on the shared `CountedItem` (`TurnContext.input`).
  * @returns the exact tokens of all `items`.
  */
 export function countItems(
@@ -63,7 +94,6 @@ export function countItems(
   for (const c of items) {
     if (c.tokens === null) {
       c.tokens = itemTokens(c.item, count);
-      rememberTokens(c.item, c.tokens);
       updates.push({ ...c.key, tokens: c.tokens });
     }
     total += c.tokens;

@@ -3,9 +3,8 @@
  * counted with the real tokenizer on the text the model reads, and a cheap upper bound of it that
  * needs no tokenizer. Owns the estimate, the bound, and the memos that make every count happen
  * at most once:
- * - per item object (`rememberTokens`): the turn that counts a new input item leaves the count on
- *   the object, and the conversation store writes it into the item's row (`items.tokens`), so no
- *   later turn, awake or after hibernation, tokenizes that item again;
+ * - per item: a count is kept on the item's row (`items.tokens`, counted-context.ts), so no later
+ *   turn, awake or after hibernation, tokenizes that item again;
  * - per distinct instructions / tools text (`SettingsTokenMemo`): a session re-sends the same
  *   instructions and tools every turn; they are counted once per text.
  * The count is an estimate of what the upstream bills (providers add framing tokens and size
@@ -116,18 +115,6 @@ function imageCount(content: unknown): number {
 export function tokenBound(item: Item, bytes: number): number {
   const fields = item as Record<string, unknown>;
   return bytes + IMAGE_TOKENS * (imageCount(fields.content) + imageCount(fields.output));
-}
-
-const remembered = new WeakMap<object, number>();
-
-/** Records the token count of an item object (the store reads it when it inserts the item). */
-export function rememberTokens(item: object, tokens: number): void {
-  remembered.set(item, tokens);
-}
-
-/** The token count recorded for this item object, or null when it was never counted. */
-export function rememberedTokens(item: object): number | null {
-  return remembered.get(item) ?? null;
 }
 
 /**

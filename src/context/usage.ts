@@ -6,8 +6,9 @@
  * tokenizer is loaded only when a usage is actually missing.
  * Source: brief §3.3 "usage"; https://platform.openai.com/docs/api-reference/responses/object#usage
  */
-import type { Json } from "../protocol/create-request.ts";
+
 import type { Item } from "../protocol/items.ts";
+import type { Json } from "../protocol/json.ts";
 import type { UpstreamEvent, UpstreamStream } from "../upstream/upstream.ts";
 import { itemTokens } from "./item-tokens.ts";
 import type { CountTokens } from "./tokenizer.ts";

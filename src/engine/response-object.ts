@@ -4,8 +4,9 @@
  * shows the same object.
  * Source: https://platform.openai.com/docs/api-reference/responses/object
  */
-import type { Json } from "../protocol/create-request.ts";
+
 import type { StoredItem } from "../protocol/items.ts";
+import type { Json } from "../protocol/json.ts";
 import type { ResponseRecord } from "../store/conversation-store.ts";
 
 /** A Response object as sent on the wire. */

@@ -2,9 +2,9 @@
  * Event emission and commit of one response. Owns the `sequence_number` counter of a response and
  * the commit-before-complete rule (brief §4; platform brief §3 "output gate").
  */
-import type { LiveResponse } from "../session/live-responses.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
-import type { ServerEvent } from "./event-sink.ts";
+import type { LiveResponse } from "./live-responses.ts";
 import { responseObject } from "./response-object.ts";
 
 /**

@@ -1,45 +1,48 @@
 /**
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
- * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn:
- *   1. resolve `previous_response_id` (connection-scoped for store:false), rebuild the context
- *      from storage, validate tool pairing — all before any upstream call;
- *   2. open the upstream; a failure before its first event is a request-level `ApiError`;
- *   3. store the response (in progress, with its input) and emit `response.created`/`in_progress`;
- *   4. re-key and emit upstream events with contiguous `sequence_number`s from 0;
- *   5. commit output + terminal status, then emit the terminal event (the output gate holds the
- *      send until the write is durable, so a client never sees a completion that is not stored).
- * Source: brief §2.1, §3.4, §4.1–4.3.
+ * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
+ * each:
+ *   1. `resolveParent`: `previous_response_id` (connection-scoped for store:false, imported from
+ *      another session of the tenant when needed);
+ *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite, tool
+ *      pairing over both, and the response record;
+ *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
+ *      context window) — a stage may still reject the turn;
+ *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
+ *   5. `openUpstream`: a failure before the upstream's first event is a request-level `ApiError`;
+ *   6. `stream`: store the response (in progress, with its input), emit `response.created` /
+ *      `response.in_progress`, then the re-keyed upstream events (turn-stream.ts);
+ *   7. commit: output + terminal status + event log in one transaction, then the terminal event
+ *      (turn-emitter.ts), so a client never sees a completion that is not stored.
+ * Invariant: steps 1–5 store nothing; a rejection there leaves no trace.
+ * Source: https://platform.openai.com/docs/api-reference/responses/create,
+ *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
-import { ContextWindow } from "../context/context-window.ts";
-import {
-  type CreateRequest,
-  FORWARDED_SETTINGS,
-  type Json,
-  normalizeInput,
-} from "../protocol/create-request.ts";
+import type { CountedContext } from "../context/counted-context.ts";
+import { turnContext } from "../context/counted-context.ts";
+import type { PreparedTurn } from "../pipeline/stage.ts";
+import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
-import type { Item, StoredItem } from "../protocol/items.ts";
-import type { LiveRegistry } from "../session/live-responses.ts";
-import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
+import type { StoredItem } from "../protocol/items.ts";
+import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import {
   type Upstream,
   UpstreamError,
-  type UpstreamEvent,
+  type UpstreamRequest,
   type UpstreamStream,
 } from "../upstream/upstream.ts";
-import { newItemId, newResponseId } from "../util/ids.ts";
+import { newResponseId } from "../util/ids.ts";
 import type { EventSink } from "./event-sink.ts";
-import { OutputRekeyer } from "./rekey.ts";
+import type { LiveRegistry } from "./live-responses.ts";
 import { responseObject, ZERO_USAGE } from "./response-object.ts";
 import { validateToolPairing } from "./tool-pairing.ts";
 import { TurnEmitter } from "./turn-emitter.ts";
-
-/** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
-export const MAX_ITEM_BYTES = 1_900_000;
+import { forwardedSettings, inputItems, storedSettings } from "./turn-input.ts";
+import { streamTurn } from "./turn-stream.ts";
 
 /**
- * Who runs the turn: a WebSocket connection or one HTTP request (each has its own `connId`, the
- * scope of its store:false responses), on behalf of `tenant`.
+ * Who runs the turn: a WebSocket connection or one HTTP request (each has its own store:false
+ * scope, src/session/scope.ts), on behalf of `tenant`.
  */
 export interface TurnScope {
   connId: string;
@@ -49,8 +52,10 @@ export interface TurnScope {
 /** Collaborators of the engine. */
 export interface TurnEngineDeps {
   store: ConversationStore;
-  /** The upstream adapter for a model. */
-  upstreamFor(model: string): Upstream;
+  /** history(parent) with sizes (src/context/context-window.ts); empty for null. */
+  history(parentId: string | null): CountedContext;
+  /** The turn's upstream, wrapped by every stage (src/pipeline/pipeline.ts). */
+  upstreamFor(turn: PreparedTurn): Promise<Upstream>;
   /** Hex id of the owning Durable Object (embedded in response ids; the default `prompt_cache_key`). */
   ownerId: string;
   /** Clock in ms. */
@@ -64,18 +69,21 @@ export interface TurnEngineDeps {
   importRemote(responseId: string, tenant: string): Promise<boolean>;
 }
 
-const LIFECYCLE = new Set(["response.created", "response.in_progress", "response.queued"]);
-const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+/** A turn after `prepareContext`: its record, input and what its stages and upstream get. */
+interface Turn {
+  record: ResponseRecord;
+  /** The request's own input items, ids assigned. */
+  input: StoredItem[];
+  prepared: PreparedTurn;
+  upstreamRequest: UpstreamRequest;
+}
 
 /** Runs turns against one session's store. */
 export class TurnEngine {
   private readonly deps: TurnEngineDeps;
-  /** Render cache, token counts, `truncation` and usage fallback (src/context). */
-  private readonly context: ContextWindow;
 
   constructor(deps: TurnEngineDeps) {
     this.deps = deps;
-    this.context = new ContextWindow(deps.store);
   }
 
   /**
@@ -84,268 +92,180 @@ export class TurnEngine {
    *   stops without storing further state.
    * @returns the final response id.
    * @throws {ApiError} when the request is rejected before `response.created` (validation,
-   *   unknown previous response, pairing, upstream failure before its first event). Nothing is
-   *   stored in that case.
+   *   unknown previous response, pairing, a stage, upstream failure before its first event).
+   *   Nothing is stored in that case.
    */
   async run(request: CreateRequest, scope: TurnScope, sink: EventSink, signal: AbortSignal): Promise<string> {
-    const { store, now } = this.deps;
-    if (request.background) {
-      throw invalidRequest(
-        "background mode is not supported over this transport.",
-        "background",
-        "unsupported_parameter",
-      );
-    }
-    if (request.conversation !== undefined && request.conversation !== null) {
-      throw invalidRequest(
-        "The Conversations API is not supported by Deltagate; use previous_response_id.",
-        "conversation",
-        "unsupported_parameter",
-      );
-    }
+    rejectUnsupported(request);
+    const parent = await this.resolveParent(request, scope);
+    const turn = this.prepareContext(request, parent, scope);
+    const upstream = await this.deps.upstreamFor(turn.prepared);
+    if (request.generate === false) return this.warmUp(turn, upstream, sink);
+    const opened = await openUpstream(upstream, turn.upstreamRequest, signal);
+    return this.stream(turn, opened, sink, signal);
+  }
+
+  /**
+   * Step 1: the response `previous_response_id` names, visible to `scope` and finished.
+   * @throws {ApiError} `previous_response_not_found` / `previous_response_in_progress`.
+   */
+  private async resolveParent(request: CreateRequest, scope: TurnScope): Promise<ResponseRecord | null> {
+    const { store } = this.deps;
     const parentId = request.previous_response_id ?? null;
-    let parent = parentId ? store.get(parentId) : null;
-    if (parentId && !parent && (await this.deps.importRemote(parentId, scope.tenant)))
-      parent = store.get(parentId);
-    if (parentId && (!parent || (parent.connId !== null && parent.connId !== scope.connId))) {
+    if (!parentId) return null;
+    let parent = store.get(parentId);
+    if (!parent && (await this.deps.importRemote(parentId, scope.tenant))) parent = store.get(parentId);
+    if (!parent || (parent.connId !== null && parent.connId !== scope.connId)) {
       throw previousResponseNotFound(parentId);
     }
-    if (parent && (parent.status === "in_progress" || parent.status === "queued")) {
+    if (parent.status === "in_progress" || parent.status === "queued") {
       throw invalidRequest(
         `Previous response with id '${parent.id}' is still in progress.`,
         "previous_response_id",
         "previous_response_in_progress",
       );
     }
-    const input = assignIds(normalizeInput(request.input));
-    const history = this.context.history(parent?.id ?? null); // render cache (src/context), else SQLite
-    const context: StoredItem[] = [...history.items, ...input];
-    validateToolPairing(context);
+    return parent;
+  }
 
+  /**
+   * Step 2: the input items, the full context (history + input) validated for tool pairing,
+   * and the response record.
+   * @throws {ApiError} 400 for an oversized item or a pairing violation.
+   */
+  private prepareContext(request: CreateRequest, parent: ResponseRecord | null, scope: TurnScope): Turn {
+    const input = inputItems(request);
+    const history = this.deps.history(parent?.id ?? null);
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
-      parentId,
+      parentId: parent?.id ?? null,
       connId: storeFlag ? null : scope.connId,
       store: storeFlag,
       status: "in_progress",
       model: request.model,
-      settings: pickSettings(request),
+      settings: storedSettings(request),
       usage: null,
       error: null,
       incompleteDetails: null,
-      createdAt: now(),
+      createdAt: this.deps.now(),
       completedAt: null,
     };
-    // Context window (src/context/context-window.ts): `truncation`, 400 context_length_exceeded
-    // before anything is sent, and a usage when the upstream gives none.
-    const upstream = await this.context.fit(this.deps.upstreamFor(request.model), {
-      responseId: record.id,
-      history,
+    const context = turnContext(record.id, history, input);
+    validateToolPairing(context.all.items);
+    return {
+      record,
       input,
-      request,
-    });
-    const upstreamRequest = {
-      model: request.model,
-      input: context,
-      newInput: input,
-      previousResponseId: parentId,
-      responseId: record.id,
-      settings: forwardedSettings(request),
-      sessionKey: this.deps.ownerId,
+      prepared: { responseId: record.id, request, context },
+      upstreamRequest: {
+        model: request.model,
+        input: context.all.items,
+        newInput: input,
+        previousResponseId: record.parentId,
+        responseId: record.id,
+        settings: forwardedSettings(request),
+        sessionKey: this.deps.ownerId,
+      },
     };
-    if (request.generate === false) {
-      // Warm-up (brief §2.1): a chainable node with the request's input, no model output.
-      store.create(record, input);
-      upstream.prewarm?.(upstreamRequest);
-      const live = this.deps.live.begin(record.id, sink, false);
-      const turn = new TurnEmitter(live, store, record);
-      turn.emit("response.created", { response: responseObject(record, []) });
-      turn.emit("response.in_progress", { response: responseObject(record, []) });
-      turn.complete({
-        status: "completed",
-        output: [],
-        usage: ZERO_USAGE,
-        error: null,
-        incompleteDetails: null,
-        completedAt: now(),
-      });
-      this.deps.live.end(record.id);
-      return record.id;
-    }
+  }
 
-    let opened: Awaited<ReturnType<Upstream["open"]>>;
-    try {
-      opened = await upstream.open(upstreamRequest, signal);
-    } catch (cause) {
-      if (cause instanceof UpstreamError) {
-        throw new ApiError(cause.status, {
-          type: cause.type,
-          code: cause.code,
-          message: cause.message,
-          param: null,
-        });
-      }
-      throw cause;
-    }
+  /** Step 4 (`generate: false`): a chainable node with the request's input and no model output. */
+  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink): string {
+    const { record } = turn;
+    this.createRecord(turn);
+    upstream.prewarm?.(turn.upstreamRequest);
+    const live = this.deps.live.begin(record.id, sink, false);
+    const emitter = new TurnEmitter(live, this.deps.store, record);
+    emitter.emit("response.created", { response: responseObject(record, []) });
+    emitter.emit("response.in_progress", { response: responseObject(record, []) });
+    emitter.complete({
+      status: "completed",
+      output: [],
+      usage: ZERO_USAGE,
+      error: null,
+      incompleteDetails: null,
+      completedAt: this.deps.now(),
+    });
+    this.deps.live.end(record.id);
+    return record.id;
+  }
 
-    store.create(record, input);
+  /** Steps 6–7: stores the response, streams the upstream's events, commits the outcome. */
+  private async stream(
+    turn: Turn,
+    opened: UpstreamStream,
+    sink: EventSink,
+    signal: AbortSignal,
+  ): Promise<string> {
+    const { record } = turn;
+    this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
     try {
-      return await this.stream(
-        record,
+      const emitter = new TurnEmitter(live, this.deps.store, record);
+      emitter.emit("response.created", { response: responseObject(record, []) });
+      emitter.emit("response.in_progress", { response: responseObject(record, []) });
+      const outcome = await streamTurn(
         opened,
-        new TurnEmitter(live, store, record),
+        emitter,
         AbortSignal.any([signal, live.signal]),
+        this.deps.now,
       );
+      if (outcome) emitter.complete(outcome);
+      return record.id;
     } finally {
       this.deps.live.end(record.id);
     }
   }
 
-  /** Steps 4–5: re-keys and emits the upstream's events, then commits and emits the terminal event. */
-  private async stream(
-    record: ResponseRecord,
-    opened: UpstreamStream,
-    turn: TurnEmitter,
-    signal: AbortSignal,
-  ): Promise<string> {
-    const { now } = this.deps;
-    turn.emit("response.created", { response: responseObject(record, []) });
-    turn.emit("response.in_progress", { response: responseObject(record, []) });
-    const rekey = new OutputRekeyer();
-    const output: StoredItem[] = [];
-    let outcome: ResponseOutcome | null = null;
-    const handle = (event: UpstreamEvent) => {
-      if (LIFECYCLE.has(event.type) || outcome) return;
-      if (TERMINAL.has(event.type)) {
-        outcome = terminalOutcome(event, rekey, output, now());
-      } else if (event.type === "error") {
-        outcome = failure(output, now(), errorOf(event));
-      } else {
-        const { type, sequence_number: _seq, ...fields } = rekey.event(event);
-        if (type === "response.output_item.done" && typeof fields.output_index === "number") {
-          output[fields.output_index] = fields.item as StoredItem;
-        }
-        turn.emit(String(type), fields);
-      }
-    };
-    try {
-      handle(opened.first);
-      for await (const event of outcome ? [] : opened.rest) {
-        handle(event);
-        if (outcome || signal.aborted) break;
-      }
-    } catch (cause) {
-      if (!signal.aborted) {
-        const message = cause instanceof UpstreamError ? cause.message : "The upstream stream failed.";
-        const code = cause instanceof UpstreamError ? cause.code : "server_error";
-        outcome = failure(output, now(), { code, message });
-      }
-    }
-    if (signal.aborted) {
-      const reason: unknown = signal.reason;
-      if (reason !== "cancelled" && reason !== "abandoned") return record.id; // store:false owner gone: nothing to keep
-      outcome = {
-        ...failure(output, now(), { code: "response_cancelled", message: `The response was ${reason}.` }),
-        status: "cancelled",
-      };
-    }
-    turn.complete(
-      outcome ??
-        failure(output, now(), {
-          code: "server_error",
-          message: "The upstream stream ended before the response completed.",
-        }),
+  /** Inserts the in-progress response with its input rows (and the token counts made so far). */
+  private createRecord(turn: Turn): void {
+    this.deps.store.create(
+      turn.record,
+      turn.input,
+      turn.prepared.context.input.map((c) => c.tokens),
     );
-    return record.id;
   }
 }
 
-/** Gives every input item an id (clients may omit them; stored items always have one). */
-function assignIds(items: Item[]): StoredItem[] {
-  return items.map((item) => {
-    const serialized = JSON.stringify(item);
-    if (serialized.length > MAX_ITEM_BYTES) {
-      throw invalidRequest(
-        `An input item is larger than ${MAX_ITEM_BYTES} bytes.`,
-        "input",
-        "item_too_large",
-      );
+/** Rejects request features Deltagate does not serve. */
+function rejectUnsupported(request: CreateRequest): void {
+  if (request.background) {
+    throw invalidRequest(
+      "background mode is not supported over this transport.",
+      "background",
+      "unsupported_parameter",
+    );
+  }
+  if (request.conversation !== undefined && request.conversation !== null) {
+    throw invalidRequest(
+      "The Conversations API is not supported by Deltagate; use previous_response_id.",
+      "conversation",
+      "unsupported_parameter",
+    );
+  }
+}
+
+/**
+ * Step 5: opens the upstream.
+ * @throws {ApiError} with the upstream failure's status, type and code when it fails before its
+ *   first event.
+ */
+async function openUpstream(
+  upstream: Upstream,
+  request: UpstreamRequest,
+  signal: AbortSignal,
+): Promise<UpstreamStream> {
+  try {
+    return await upstream.open(request, signal);
+  } catch (cause) {
+    if (cause instanceof UpstreamError) {
+      throw new ApiError(cause.status, {
+        type: cause.type,
+        code: cause.code,
+        message: cause.message,
+        param: null,
+      });
     }
-    return (item.id ? item : { ...item, id: newItemId(item.type) }) as StoredItem;
-  });
-}
-
-function pickSettings(request: CreateRequest): Record<string, Json> {
-  const settings: Record<string, Json> = { ...forwardedSettings(request) };
-  if (request.metadata) settings.metadata = request.metadata;
-  return settings;
-}
-
-function forwardedSettings(request: CreateRequest): Record<string, Json> {
-  const settings: Record<string, Json> = {};
-  for (const key of FORWARDED_SETTINGS) {
-    const value = request[key];
-    if (value !== undefined && value !== null) settings[key] = value as Json;
+    throw cause;
   }
-  return settings;
-}
-
-function failure(
-  output: StoredItem[],
-  at: number,
-  error: { code: string; message: string },
-): ResponseOutcome {
-  return {
-    status: "failed",
-    output: output.filter(Boolean),
-    usage: null,
-    error,
-    incompleteDetails: null,
-    completedAt: at,
-  };
-}
-
-function errorOf(event: UpstreamEvent): { code: string; message: string } {
-  return {
-    code: typeof event.code === "string" ? event.code : "server_error",
-    message: typeof event.message === "string" ? event.message : "The upstream reported an error.",
-  };
-}
-
-function terminalOutcome(
-  event: UpstreamEvent,
-  rekey: OutputRekeyer,
-  seen: StoredItem[],
-  at: number,
-): ResponseOutcome {
-  const response = (
-    typeof event.response === "object" && event.response !== null ? event.response : {}
-  ) as Record<string, unknown>;
-  const upstreamOutput = Array.isArray(response.output) ? response.output : null;
-  const output = upstreamOutput
-    ? upstreamOutput.map((item, index) => rekey.item(item, index))
-    : seen.filter(Boolean);
-  const status =
-    event.type === "response.completed"
-      ? "completed"
-      : event.type === "response.incomplete"
-        ? "incomplete"
-        : "failed";
-  return {
-    status,
-    output,
-    usage: (response.usage as Json | undefined) ?? null,
-    error:
-      status === "failed"
-        ? ((response.error as Json | undefined) ?? {
-            code: "server_error",
-            message: "The upstream response failed.",
-          })
-        : null,
-    incompleteDetails:
-      status === "incomplete" ? ((response.incomplete_details as Json | undefined) ?? null) : null,
-    completedAt: at,
-  };
 }

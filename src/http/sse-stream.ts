@@ -4,7 +4,8 @@
  * after a terminal event, and reports a client that went away through `onCancel`.
  * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html
  */
-import type { EventSink, ServerEvent } from "../engine/event-sink.ts";
+import type { EventSink } from "../engine/event-sink.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
 
 const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
 const encoder = new TextEncoder();

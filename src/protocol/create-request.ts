@@ -7,9 +7,11 @@
  */
 import { z } from "zod";
 import { type Item, inputItem } from "./items.ts";
+import type { Json } from "./json.ts";
 
-/** A JSON value, for settings Deltagate forwards without interpreting. */
-export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+/** The JSON value type (owned by json.ts), re-exported for the modules that read requests. */
+export type { Json };
+
 const json: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
 );

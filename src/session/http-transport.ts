@@ -10,7 +10,7 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import type { ServerEvent } from "../engine/event-sink.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import { responseObject } from "../engine/response-object.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
@@ -23,11 +23,11 @@ import {
   invalidRequest,
   responseNotFound,
 } from "../protocol/errors.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
 import { randomToken } from "../util/ids.ts";
 import { TENANT_HEADER } from "./internal-headers.ts";
-import type { LiveRegistry } from "./live-responses.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {

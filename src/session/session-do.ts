@@ -14,7 +14,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Config, parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
+import { ContextWindow } from "../context/context-window.ts";
+import { LiveRegistry } from "../engine/live-responses.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
+import { createTurnPipeline } from "../pipeline/pipeline.ts";
 import { type ApiError, invalidRequest } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
@@ -24,7 +27,6 @@ import { newConnectionId, responseOwner } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import { HTTP_SCOPE_PREFIX, HttpTransport } from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
-import { LiveRegistry } from "./live-responses.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 /** Close codes the runtime refuses in `ws.close()` (platform brief §1 "Closing sockets"). */
@@ -59,9 +61,12 @@ export class SessionDurableObject extends DurableObject<Env> {
     }
     this.live = new LiveRegistry(this.config.abandonGraceMs);
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
+    const window = new ContextWindow(this.store);
+    const pipeline = createTurnPipeline({ routeChain: (model) => router.upstreamFor(model), window });
     const engine = new TurnEngine({
       store: this.store,
-      upstreamFor: (model) => router.upstreamFor(model),
+      history: (parentId) => window.history(parentId),
+      upstreamFor: (turn) => pipeline.upstreamFor(turn),
       ownerId: ctx.id.toString(),
       now: Date.now,
       live: this.live,

@@ -6,7 +6,8 @@
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
-import type { EventSink, ServerEvent } from "../engine/event-sink.ts";
+import type { EventSink } from "../engine/event-sink.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
@@ -17,9 +18,9 @@ import {
   internalError,
   responseNotFound,
 } from "../protocol/errors.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
-import type { LiveRegistry } from "./live-responses.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 

@@ -7,13 +7,14 @@
  * - `store:false` responses carry the owning connection id and are deleted when it closes;
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
  * - every method that deletes or re-parents responses bumps `historyEpoch` (in-memory history
- *   caches depend on it); `items.tokens` caches an item's token count (src/context), never its data.
+ *   caches depend on it); `items.tokens` caches an item's token count (counted by src/context and
+ *   handed in by the caller), never its data.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
-import { rememberedTokens } from "../context/item-tokens.ts";
-import type { ServerEvent } from "../engine/event-sink.ts";
-import type { Json } from "../protocol/create-request.ts";
+
 import type { StoredItem } from "../protocol/items.ts";
+import type { Json } from "../protocol/json.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { migrate } from "./migrations.ts";
 
@@ -154,8 +155,13 @@ export class ConversationStore {
    * Inserts a new response with its input items, in one transaction.
    * @param record the response row (status normally `in_progress`).
    * @param input the request's own input items, ids assigned.
+   * @param tokens token counts of `input` made so far (by position; null or missing = not counted).
    */
-  create(record: ResponseRecord, input: readonly StoredItem[]): void {
+  create(
+    record: ResponseRecord,
+    input: readonly StoredItem[],
+    tokens: readonly (number | null)[] = [],
+  ): void {
     this.storage.transactionSync(() => {
       this.sql.exec(
         `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, usage, error,
@@ -173,7 +179,7 @@ export class ConversationStore {
         record.createdAt,
         record.completedAt,
       );
-      this.insertItems(record.id, INPUT, input);
+      this.insertItems(record.id, INPUT, input, tokens);
     });
   }
 
@@ -198,7 +204,12 @@ export class ConversationStore {
     });
   }
 
-  private insertItems(responseId: string, kind: number, items: readonly StoredItem[]): void {
+  private insertItems(
+    responseId: string,
+    kind: number,
+    items: readonly StoredItem[],
+    tokens: readonly (number | null)[] = [],
+  ): void {
     items.forEach((item, position) => {
       this.sql.exec(
         "INSERT INTO items (response_id, kind, position, id, type, data, tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -208,7 +219,7 @@ export class ConversationStore {
         item.id,
         item.type,
         JSON.stringify(item),
-        rememberedTokens(item), // counted by src/context before the insert, else null (counted later)
+        tokens[position] ?? null, // counted by src/context before the insert, else null (counted later)
       );
     });
   }

@@ -4,7 +4,7 @@
  * Invariant: a response's log is written in the same transaction as its terminal state (the caller
  * runs `write` inside `transactionSync`), so a completed response always has its full log or none.
  */
-import type { ServerEvent } from "../engine/event-sink.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
 
 /** Largest chunk of a persisted log, in UTF-16 code units of JSON (≈ bytes for ASCII). */
 export const CHUNK_BYTES = 512 * 1024;

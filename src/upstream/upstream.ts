@@ -6,8 +6,9 @@
  * - the returned stream yields Responses stream events in the upstream's own ids and sequence
  *   numbers (the engine re-keys them), and throws `UpstreamError` if it breaks mid-stream.
  */
-import type { Json, TurnSettings } from "../protocol/create-request.ts";
+import type { TurnSettings } from "../protocol/create-request.ts";
 import type { StoredItem } from "../protocol/items.ts";
+import type { Json } from "../protocol/json.ts";
 
 /** A Responses stream event as received from upstream: a JSON object with a `type`. */
 export interface UpstreamEvent {

@@ -11,7 +11,8 @@
  * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`).
  * Invariant: a response is in the registry exactly while its turn runs.
  */
-import type { EventSink, ServerEvent } from "../engine/event-sink.ts";
+import type { ServerEvent } from "../protocol/server-events.ts";
+import type { EventSink } from "./event-sink.ts";
 
 /** Largest event log kept per response, in bytes of JSON; past it the response is not resumable. */
 export const MAX_LOG_BYTES = 8 * 1024 * 1024;

@@ -1,0 +1,65 @@
+/**
+ * The one place where a turn's stages are composed. The turn engine asks `upstreamFor(turn)` once
+ * per turn and gets the model's upstream wrapped by every stage, in the order listed in
+ * `createTurnPipeline`:
+ *
+ *   route chain (innermost) → usage → context window (outermost)
+ *
+ * `open()` on the result runs outermost first: the context window fits the request, usage fills a
+ * missing usage on the stream, the route chain retries and falls back across the model's routes.
+ * A new stage (safety, timing, tenant limits…) is one file in this folder implementing `TurnStage`
+ * (stage.ts) plus one line in the list below; nothing else changes.
+ */
+import type { ContextWindow } from "../context/context-window.ts";
+import type { Upstream } from "../upstream/upstream.ts";
+import { contextWindowStage } from "./context-window-stage.ts";
+import type { PreparedTurn, TurnStage } from "./stage.ts";
+import { usageStage } from "./usage-stage.ts";
+
+/** The per-session services the stages are built from. */
+export interface PipelineServices {
+  /**
+   * The model's route chain: its routes with retry, then fallback, before the first event
+   * (src/upstream/router.ts, src/upstream/fallback.ts).
+   * @throws {ApiError} 400 `model_not_found` when no route serves the model.
+   */
+  routeChain(model: string): Upstream;
+  /** The session's context window (src/context/context-window.ts). */
+  window: ContextWindow;
+}
+
+/** Builds a turn's upstream: the model's route chain wrapped by the stages, innermost first. */
+export class TurnPipeline {
+  private readonly source: (model: string) => Upstream;
+  private readonly stages: readonly TurnStage[];
+
+  /**
+   * @param source the innermost upstream of a model.
+   * @param stages decorators, innermost first.
+   */
+  constructor(source: (model: string) => Upstream, stages: readonly TurnStage[]) {
+    this.source = source;
+    this.stages = stages;
+  }
+
+  /**
+   * The upstream to open (or pre-warm) for `turn`.
+   * @throws {ApiError} when the model has no route or a stage rejects the turn.
+   */
+  async upstreamFor(turn: PreparedTurn): Promise<Upstream> {
+    let upstream = this.source(turn.request.model);
+    for (const stage of this.stages) upstream = await stage.wrap(upstream, turn);
+    return upstream;
+  }
+}
+
+/** The stages of every turn of a session, innermost first. Add a stage here. */
+export function createTurnPipeline(services: PipelineServices): TurnPipeline {
+  return new TurnPipeline(
+    (model) => services.routeChain(model),
+    [
+      usageStage(services.window), // a usage on every completed response (src/context/usage.ts)
+      contextWindowStage(services.window), // `truncation` before anything is sent (src/context/)
+    ],
+  );
+}

@@ -1,0 +1,32 @@
+/**
+ * The contract of a turn stage: one concern (context window, usage, later safety or timing) that
+ * decorates the `Upstream` a turn opens. Owns what a stage may see of a turn (`PreparedTurn`).
+ * Invariants: a stage runs once per turn, after the turn's context is built and validated and
+ * before anything is stored or sent; it may reject the turn by throwing an `ApiError` (nothing is
+ * stored then), and whatever it returns must keep the `Upstream` contract (src/upstream/upstream.ts):
+ * `open()` rejects with `UpstreamError` before the first event, the stream throws it after.
+ */
+import type { TurnContext } from "../context/counted-context.ts";
+import type { CreateRequest } from "../protocol/create-request.ts";
+import type { Upstream } from "../upstream/upstream.ts";
+
+/** What every stage knows about the turn it decorates. */
+export interface PreparedTurn {
+  /** The id this turn's response gets (known before anything is sent). */
+  readonly responseId: string;
+  /** The validated request. */
+  readonly request: CreateRequest;
+  /** history(previous response) + the turn's input, with sizes, before any fitting. */
+  readonly context: TurnContext;
+}
+
+/** One stage around a turn's upstream. */
+export interface TurnStage {
+  /** Short name, for logs and timing (`context-window`, `usage`…). */
+  readonly name: string;
+  /**
+   * Decorates `inner` (the upstream built by the stages before this one) for `turn`.
+   * @throws {ApiError} to reject the turn before anything is stored or sent.
+   */
+  wrap(inner: Upstream, turn: PreparedTurn): Upstream | Promise<Upstream>;
+}
