@@ -1,12 +1,16 @@
 /**
  * Upstream adapter for an OpenAI-compatible Responses endpoint over HTTP + SSE
  * (`POST {UPSTREAM_BASE_URL}/responses` with `stream: true`, `store: false`): the full context is
- * sent every turn. Owns the mapping of upstream HTTP failures to client-safe `UpstreamError`s.
- * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming), brief §5.
+ * sent every turn, or, with `upstreamStore`, chained turns as the delta plus the upstream's own
+ * `previous_response_id`. Owns that choice and the memory of upstream ids it needs. The HTTP
+ * exchange, error mapping and item conversion are the upstream toolkit's (http-client.ts,
+ * error-mapping.ts, item-conversion.ts).
+ * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming).
  */
 import { z } from "zod";
-import type { Item } from "../protocol/items.ts";
-import { retryAfterMs } from "./retry-after.ts";
+import { asUpstreamError, redact } from "./error-mapping.ts";
+import { type HttpUpstreamOptions, postStreaming } from "./http-client.ts";
+import { toUpstreamItem } from "./item-conversion.ts";
 import { parseSse } from "./sse.ts";
 import {
   type Upstream,
@@ -16,25 +20,7 @@ import {
   type UpstreamStream,
 } from "./upstream.ts";
 
-const errorEnvelope = z.looseObject({
-  error: z.looseObject({ message: z.string().optional(), code: z.string().nullish() }).optional(),
-});
 const eventShape = z.looseObject({ type: z.string() });
-
-/** Removes Deltagate's item ids before items go upstream (the upstream never saw them). */
-export function toUpstreamItem(item: Item): Item {
-  if (item.type === "reasoning") return item; // reasoning ids are the upstream's own (not re-keyed)
-  const { id: _id, ...rest } = item;
-  return rest as Item;
-}
-
-/**
- * Redacts anything that looks like a bearer token from an upstream message and caps it at 500
- * characters. Shared by every HTTP adapter (Chat Completions too).
- */
-export function redact(message: string): string {
-  return message.replace(/\b(sk|key|dg)[-_][A-Za-z0-9_-]{6,}/g, "[redacted]").slice(0, 500);
-}
 
 /** Configuration of the HTTP adapter. */
 export interface ResponsesHttpOptions extends HttpUpstreamOptions {
@@ -166,111 +152,8 @@ export class ResponsesHttpUpstream implements Upstream {
   }
 }
 
-/**
- * Maps a failure while reading an upstream stream: `UpstreamError`s and aborts pass through,
- * anything else (network loss, decoder errors) becomes a 502 "lost mid-stream" `UpstreamError`.
- * Shared by every HTTP adapter.
- */
-export function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
-  if (cause instanceof UpstreamError || signal.aborted) return cause;
-  return new UpstreamError(502, "upstream_error", "The upstream connection was lost mid-stream.");
-}
-
 function streamError(event: UpstreamEvent): UpstreamError {
   const message = typeof event.message === "string" ? event.message : "The upstream reported an error.";
   const code = typeof event.code === "string" ? event.code : "upstream_error";
   return new UpstreamError(500, code, redact(message));
-}
-
-/**
- * Maps a non-2xx (or bodiless) upstream HTTP response to a client-safe `UpstreamError`:
- * 401/403 → 502 `upstream_auth_failed`; 429 → 429 `rate_limit_error`; 5xx → same status;
- * other 4xx → same status; the OpenAI error envelope's message/code are kept (redacted).
- * Shared by every HTTP adapter (Chat Completions too).
- */
-export async function failureOf(response: Response): Promise<UpstreamError> {
-  const text = await response.text().catch(() => "");
-  let message = `The upstream answered HTTP ${response.status}.`;
-  let code: string | null = null;
-  try {
-    const parsed = errorEnvelope.safeParse(JSON.parse(text));
-    if (parsed.success && parsed.data.error) {
-      if (parsed.data.error.message) message = redact(parsed.data.error.message);
-      code = parsed.data.error.code ?? null;
-    }
-  } catch {
-    // not JSON: keep the generic message
-  }
-  return upstreamErrorForStatus(response.status, code, message, retryAfterMs(response.headers));
-}
-
-/**
- * The `UpstreamError` for an upstream failure status (an HTTP status, or the `status` of a
- * WebSocket error frame, brief §1.5). `message` must already be redacted; `retryAfter` (ms, from
- * `retryAfterMs`) is kept on 429/5xx errors for the retry logic (src/upstream/fallback.ts).
- * Shared by every adapter (the Responses WebSocket one maps its error frames with it).
- */
-export function upstreamErrorForStatus(
-  status: number,
-  code: string | null,
-  message: string,
-  retryAfter: number | null = null,
-): UpstreamError {
-  if (status === 401 || status === 403) {
-    return new UpstreamError(
-      502,
-      "upstream_auth_failed",
-      "The upstream rejected Deltagate's credentials.",
-      "server_error",
-    );
-  }
-  if (status === 429)
-    return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error", retryAfter);
-  if (status >= 500)
-    return new UpstreamError(status, code ?? "upstream_error", message, "server_error", retryAfter);
-  return new UpstreamError(status >= 400 ? status : 502, code ?? "upstream_error", message);
-}
-
-/** Connection settings shared by the HTTP adapters. */
-export interface HttpUpstreamOptions {
-  /** Base URL including `/v1`, no trailing slash. */
-  baseUrl: string;
-  /** Bearer token, or null. */
-  apiKey: string | null;
-  /** `fetch` to use (defaults to the global). */
-  fetch?: typeof fetch;
-}
-
-/**
- * POSTs a JSON body to `{baseUrl}{path}` asking for an SSE stream.
- * @returns the 2xx response, whose body is present.
- * @throws {UpstreamError} 502 `upstream_unavailable` when the upstream cannot be reached, or the
- *   mapped error of a non-2xx answer (`failureOf`); the abort itself when `signal` fired.
- */
-export async function postStreaming(
-  options: HttpUpstreamOptions,
-  path: string,
-  body: string,
-  signal: AbortSignal,
-): Promise<Response & { body: ReadableStream<Uint8Array> }> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
-      method: "POST",
-      headers,
-      body,
-      signal,
-    });
-  } catch (cause) {
-    signal.throwIfAborted();
-    throw new UpstreamError(
-      502,
-      "upstream_unavailable",
-      `Could not reach the upstream model server (${String(cause)}).`,
-    );
-  }
-  if (!response.ok || !response.body) throw await failureOf(response);
-  return response as Response & { body: ReadableStream<Uint8Array> };
 }

@@ -9,7 +9,7 @@
  * Source: https://platform.openai.com/docs/api-reference/chat/create (brief §7).
  */
 import { randomToken } from "../../util/ids.ts";
-import { type HttpUpstreamOptions, postStreaming } from "../responses-http.ts";
+import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
 import { toChatRequest } from "./request.ts";
 import { chatStreamEvents } from "./stream.ts";

@@ -8,7 +8,7 @@
  * split across network chunks reaches the deltas intact.
  * Source: https://platform.openai.com/docs/api-reference/chat/streaming (brief §7).
  */
-import { asUpstreamError, redact } from "../responses-http.ts";
+import { asUpstreamError, redact } from "../error-mapping.ts";
 import { parseSse } from "../sse.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import type { ChatEventSynthesizer } from "./synthesizer.ts";

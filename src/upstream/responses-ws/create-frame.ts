@@ -6,8 +6,8 @@
  * Invariant: Deltagate item ids never go upstream (the upstream never saw them), and a frame
  * carries `previous_response_id` only together with the delta.
  */
-import type { Json } from "../../protocol/create-request.ts";
-import { toUpstreamItem } from "../responses-http.ts";
+import type { Json } from "../../protocol/json.ts";
+import { toUpstreamItem } from "../item-conversion.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 
 /** What one frame asks the upstream for. */

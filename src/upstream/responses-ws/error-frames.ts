@@ -4,7 +4,7 @@
  * client never sees it — or a real failure, mapped to an `UpstreamError` with the HTTP-adapter
  * conventions (`upstreamErrorForStatus`). Owns the list of state-loss codes.
  */
-import { redact, upstreamErrorForStatus } from "../responses-http.ts";
+import { redact, upstreamErrorForStatus } from "../error-mapping.ts";
 import type { UpstreamError, UpstreamEvent } from "../upstream.ts";
 
 /** The verdict on a pre-response error frame. */

@@ -8,7 +8,7 @@
  * used again and forgets its chain; the listener learns about the close exactly once.
  */
 import { z } from "zod";
-import { failureOf } from "../responses-http.ts";
+import { failureOf } from "../error-mapping.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 
 /** Why a socket stopped: the close code/reason, and whether Deltagate closed it itself. */

@@ -1,0 +1,77 @@
+/**
+ * Mapping of upstream failures to client-safe `UpstreamError`s, shared by every adapter (Responses
+ * HTTP, Responses WebSocket, Chat Completions). Owns the status mapping (401/403 → 502
+ * `upstream_auth_failed`, 429 kept with its `Retry-After`, 5xx kept, other 4xx kept) and redaction.
+ * Invariant: no message that leaves this module contains anything shaped like a credential.
+ * Source: https://platform.openai.com/docs/guides/error-codes
+ */
+import { z } from "zod";
+import { retryAfterMs } from "./retry-after.ts";
+import { UpstreamError } from "./upstream.ts";
+
+const errorEnvelope = z.looseObject({
+  error: z.looseObject({ message: z.string().optional(), code: z.string().nullish() }).optional(),
+});
+
+/**
+ * Redacts anything that looks like a bearer token from an upstream message and caps it at 500
+ * characters.
+ */
+export function redact(message: string): string {
+  return message.replace(/\b(sk|key|dg)[-_][A-Za-z0-9_-]{6,}/g, "[redacted]").slice(0, 500);
+}
+
+/**
+ * Maps a failure while reading an upstream stream: `UpstreamError`s and aborts pass through,
+ * anything else (network loss, decoder errors) becomes a 502 "lost mid-stream" `UpstreamError`.
+ */
+export function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
+  if (cause instanceof UpstreamError || signal.aborted) return cause;
+  return new UpstreamError(502, "upstream_error", "The upstream connection was lost mid-stream.");
+}
+
+/**
+ * Maps a non-2xx (or bodiless) upstream HTTP response to a client-safe `UpstreamError`; the
+ * OpenAI error envelope's message/code are kept (redacted).
+ */
+export async function failureOf(response: Response): Promise<UpstreamError> {
+  const text = await response.text().catch(() => "");
+  let message = `The upstream answered HTTP ${response.status}.`;
+  let code: string | null = null;
+  try {
+    const parsed = errorEnvelope.safeParse(JSON.parse(text));
+    if (parsed.success && parsed.data.error) {
+      if (parsed.data.error.message) message = redact(parsed.data.error.message);
+      code = parsed.data.error.code ?? null;
+    }
+  } catch {
+    // not JSON: keep the generic message
+  }
+  return upstreamErrorForStatus(response.status, code, message, retryAfterMs(response.headers));
+}
+
+/**
+ * The `UpstreamError` for an upstream failure status (an HTTP status, or the `status` of a
+ * WebSocket error frame). `message` must already be redacted; `retryAfter` (ms, from
+ * `retryAfterMs`) is kept on 429/5xx errors for the retry logic (src/upstream/fallback.ts).
+ */
+export function upstreamErrorForStatus(
+  status: number,
+  code: string | null,
+  message: string,
+  retryAfter: number | null = null,
+): UpstreamError {
+  if (status === 401 || status === 403) {
+    return new UpstreamError(
+      502,
+      "upstream_auth_failed",
+      "The upstream rejected Deltagate's credentials.",
+      "server_error",
+    );
+  }
+  if (status === 429)
+    return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error", retryAfter);
+  if (status >= 500)
+    return new UpstreamError(status, code ?? "upstream_error", message, "server_error", retryAfter);
+  return new UpstreamError(status >= 400 ? status : 502, code ?? "upstream_error", message);
+}

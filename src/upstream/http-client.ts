@@ -1,0 +1,53 @@
+/**
+ * The HTTP side of the upstream toolkit: POSTing a JSON body that answers with an SSE stream, for
+ * the HTTP adapters (Responses HTTP, Chat Completions). Owns the request headers (bearer token,
+ * `accept: text/event-stream`) and the "unreachable" failure.
+ * Invariant: a returned response is 2xx with a body; every other outcome is an `UpstreamError`
+ * (or the abort itself).
+ */
+import { failureOf } from "./error-mapping.ts";
+import { UpstreamError } from "./upstream.ts";
+
+/** Connection settings shared by the HTTP adapters. */
+export interface HttpUpstreamOptions {
+  /** Base URL including `/v1`, no trailing slash. */
+  baseUrl: string;
+  /** Bearer token, or null. */
+  apiKey: string | null;
+  /** `fetch` to use (defaults to the global). */
+  fetch?: typeof fetch;
+}
+
+/**
+ * POSTs a JSON body to `{baseUrl}{path}` asking for an SSE stream.
+ * @returns the 2xx response, whose body is present.
+ * @throws {UpstreamError} 502 `upstream_unavailable` when the upstream cannot be reached, or the
+ *   mapped error of a non-2xx answer (`failureOf`); the abort itself when `signal` fired.
+ */
+export async function postStreaming(
+  options: HttpUpstreamOptions,
+  path: string,
+  body: string,
+  signal: AbortSignal,
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
+      method: "POST",
+      headers,
+      body,
+      signal,
+    });
+  } catch (cause) {
+    signal.throwIfAborted();
+    throw new UpstreamError(
+      502,
+      "upstream_unavailable",
+      `Could not reach the upstream model server (${String(cause)}).`,
+    );
+  }
+  if (!response.ok || !response.body) throw await failureOf(response);
+  return response as Response & { body: ReadableStream<Uint8Array> };
+}
