@@ -1,21 +1,22 @@
 /**
- * The HTTP Responses API inside a session Durable Object (brief §5), on the same turn engine as
- * the WebSocket path. Owns the HTTP framing of engine results:
- * - `POST /v1/responses`: `stream: true` → SSE (a failure before the first event is still a plain
- *   HTTP error with its status); otherwise the terminal Response JSON (a failed response → 500);
- * - `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream: replay of
- *   the log, then live), `DELETE`, `GET …/input_items` (cursor paging), `POST …/cancel`.
- * Invariant: only store:true responses of this session's tenant that have not expired are
- * visible; everything else is `Response with id '…' not found.` (404).
+ * The HTTP Responses API of a session Durable Object, on the same turn engine as the WebSocket
+ * path. The Worker owns the routes and parses the requests (src/worker/responses-routes.ts); the
+ * session Durable Object checks the tenant and calls one method here per route (RPC). Owns the
+ * HTTP framing of engine results:
+ * - create: `stream: true` → SSE (a failure before the first event is still a plain HTTP error
+ *   with its status); otherwise the terminal Response JSON (a failed response → 500);
+ * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
+ *   delete, input items (cursor paging), cancel.
+ * Invariant: only store:true responses that have not expired are visible; everything else is
+ * `Response with id '…' not found.` (404).
+ * Source: https://platform.openai.com/docs/api-reference/responses
  */
-import { Hono } from "hono";
-import { z } from "zod";
+import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import { responseObject } from "../engine/response-object.ts";
-import type { TurnEngine } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
-import { zodToApiError } from "../protocol/client-events.ts";
-import { createRequest } from "../protocol/create-request.ts";
+import type { CreateRequest } from "../protocol/create-request.ts";
 import {
   ApiError,
   eventLogUnavailable,
@@ -23,18 +24,15 @@ import {
   invalidRequest,
   responseNotFound,
 } from "../protocol/errors.ts";
-import type { ServerEvent } from "../protocol/server-events.ts";
+import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
-import { claimTenant, ownerTenant } from "../store/session-meta.ts";
-import { randomToken } from "../util/ids.ts";
-import { TENANT_HEADER } from "./internal-headers.ts";
+import { newScopeId } from "./scope.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {
   engine: TurnEngine;
   store: ConversationStore;
   live: LiveRegistry;
-  sql: SqlStorage;
   /** store:true retention in ms: older responses are not found. */
   retentionMs: number;
   now(): number;
@@ -42,114 +40,49 @@ export interface HttpTransportDeps {
   track(promise: Promise<unknown>): void;
 }
 
-const NEVER_ABORTED = new AbortController().signal;
-
-/** Prefix of the store:false scope of one HTTP request (WebSocket scopes start with `conn_`). */
-export const HTTP_SCOPE_PREFIX = "http_";
-const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete"]);
-
-const retrieveQuery = z.object({
-  stream: z.enum(["true", "false"]).optional(),
-  starting_after: z.coerce.number().int().min(-1).optional(),
-});
-const listQuery = z.object({
-  after: z.string().min(1).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  order: z.enum(["asc", "desc"]).default("desc"),
-});
-
-function errorJson(error: ApiError): Response {
-  return Response.json({ error: error.toBody() }, { status: error.status });
+/** `GET /v1/responses/{id}` options. */
+export interface RetrieveOptions {
+  /** Stream the response's events (SSE) instead of returning the object. */
+  stream: boolean;
+  /** Replay only events with a larger `sequence_number` (-1 = all). */
+  startingAfter: number;
 }
 
-/** HTTP handlers of one session Durable Object. */
+/** `GET /v1/responses/{id}/input_items` paging. */
+export interface InputItemsPage {
+  /** Item id to list after (exclusive), or null from the start. */
+  after: string | null;
+  limit: number;
+  order: "asc" | "desc";
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/** HTTP handlers of one session Durable Object (the tenant is checked before any is called). */
 export class HttpTransport {
   private readonly deps: HttpTransportDeps;
-  private readonly app: Hono;
 
   constructor(deps: HttpTransportDeps) {
     this.deps = deps;
-    this.app = new Hono()
-      .post("/v1/responses", (c) => this.create(c.req.raw))
-      .get("/v1/responses/:id", (c) => this.retrieve(c.req.param("id"), c.req.raw))
-      .delete("/v1/responses/:id", (c) => this.remove(c.req.param("id"), c.req.raw))
-      .get("/v1/responses/:id/input_items", (c) => this.inputItems(c.req.param("id"), c.req.raw))
-      .post("/v1/responses/:id/cancel", (c) => this.cancel(c.req.param("id"), c.req.raw));
-    this.app.onError((error) => {
-      if (error instanceof ApiError) return errorJson(error);
-      console.error("http transport error", error);
-      return errorJson(internalError());
-    });
-    this.app.notFound(() =>
-      errorJson(
-        new ApiError(404, {
-          type: "invalid_request_error",
-          code: "not_found",
-          message: "Unknown route.",
-          param: null,
-        }),
-      ),
-    );
   }
 
-  /** Routes one request forwarded by the Worker. */
-  fetch(request: Request): Promise<Response> {
-    return Promise.resolve(this.app.fetch(request));
-  }
-
-  /** A store:true response of this tenant that has not expired, or a 404. */
-  private visible(id: string, request: Request): ResponseRecord {
-    const tenant = request.headers.get(TENANT_HEADER);
-    const record = this.deps.store.get(id);
-    if (
-      !record ||
-      !tenant ||
-      ownerTenant(this.deps.sql) !== tenant ||
-      !record.store ||
-      record.createdAt < this.deps.now() - this.deps.retentionMs
-    ) {
-      throw responseNotFound(id);
-    }
-    return record;
-  }
-
-  private async create(request: Request): Promise<Response> {
-    const tenant = request.headers.get(TENANT_HEADER);
-    if (!tenant || !claimTenant(this.deps.sql, tenant))
-      throw invalidRequest("This session belongs to another tenant.");
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      throw invalidRequest("The request body is not valid JSON.", null, "invalid_json");
-    }
-    const parsed = createRequest.safeParse(body);
-    if (!parsed.success) throw zodToApiError(parsed.error);
-    const create = parsed.data;
-    for (const field of ["stream_id", "generate"] as const) {
-      if (create[field] !== undefined && create[field] !== null) {
-        throw invalidRequest(
-          `'${field}' is only supported over the WebSocket.`,
-          field,
-          "unsupported_parameter",
-        );
-      }
-    }
+  /** `POST /v1/responses`, validated by the Worker. */
+  async create(request: CreateRequest, tenant: string): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
-    const scope = { connId: `${HTTP_SCOPE_PREFIX}${randomToken(12)}`, tenant };
+    const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };
-    if (create.stream) return this.createStreaming(create, scope, cleanup);
+    if (request.stream) return this.createStreaming(request, scope, cleanup);
 
     let terminal: ServerEvent | null = null;
     try {
       await this.deps.engine.run(
-        create,
+        request,
         scope,
         {
           send: (event) => {
-            if (TERMINAL.has(event.type)) terminal = event;
+            if (TERMINAL_EVENT_TYPES.has(event.type)) terminal = event;
           },
         },
         NEVER_ABORTED,
@@ -172,8 +105,8 @@ export class HttpTransport {
   }
 
   private async createStreaming(
-    create: z.infer<typeof createRequest>,
-    scope: { connId: string; tenant: string },
+    request: CreateRequest,
+    scope: TurnScope,
     cleanup: () => void,
   ): Promise<Response> {
     const sse = new SseStream();
@@ -181,8 +114,8 @@ export class HttpTransport {
     const firstEvent = new Promise<"started">((resolve) => {
       started = () => resolve("started");
     });
-    const sink = {
-      send: (event: ServerEvent) => {
+    const sink: EventSink = {
+      send: (event) => {
         started();
         sse.send(event);
       },
@@ -191,68 +124,64 @@ export class HttpTransport {
     const abort = new AbortController();
     sse.onCancel(() => {
       this.deps.live.detachEverywhere(sink);
-      if (create.store === false) abort.abort("client gone");
+      if (request.store === false) abort.abort("client gone");
     });
-    const run = this.deps.engine.run(create, scope, sink, abort.signal).finally(cleanup);
+    const run = this.deps.engine.run(request, scope, sink, abort.signal).finally(cleanup);
     this.deps.track(run.catch(() => {}));
     // Wait for the first event, so a request-level failure is still a plain HTTP error status.
     await Promise.race([firstEvent, run]);
     return sse.response();
   }
 
-  private async retrieve(id: string, request: Request): Promise<Response> {
-    const record = this.visible(id, request);
-    const query = retrieveQuery.safeParse(Object.fromEntries(new URL(request.url).searchParams));
-    if (!query.success) throw zodToApiError(query.error);
-    if (query.data.stream !== "true") {
-      return Response.json(responseObject(record, this.deps.store.items(id, "output")));
-    }
-    const after = query.data.starting_after ?? -1;
+  /** `GET /v1/responses/{id}`: the Response object, or its event stream (resumable). */
+  retrieve(id: string, options: RetrieveOptions): Response {
+    const record = this.visible(id);
+    if (!options.stream) return Response.json(responseObject(record, this.deps.store.items(id, "output")));
     const sse = new SseStream();
     const live = this.deps.live.get(id);
     if (live) {
-      if (!live.subscribe(sse, after)) throw eventLogUnavailable(id);
+      if (!live.subscribe(sse, options.startingAfter)) throw eventLogUnavailable(id);
       sse.onCancel(() => live.detach(sse));
       return sse.response();
     }
     const log = this.deps.store.eventLogs.read(id);
     if (!log) throw eventLogUnavailable(id);
-    for (const event of log) if (event.sequence_number > after) sse.send(event);
+    for (const event of log) if (event.sequence_number > options.startingAfter) sse.send(event);
     sse.close();
     return sse.response();
   }
 
-  private remove(id: string, request: Request): Response {
-    this.visible(id, request);
+  /** `DELETE /v1/responses/{id}`: cancels it if running, then deletes it with its items and log. */
+  remove(id: string): Response {
+    this.visible(id);
     this.deps.live.get(id)?.cancel("cancelled");
     this.deps.store.delete(id);
     return Response.json({ id, object: "response", deleted: true });
   }
 
-  private inputItems(id: string, request: Request): Response {
-    this.visible(id, request);
-    const query = listQuery.safeParse(Object.fromEntries(new URL(request.url).searchParams));
-    if (!query.success) throw zodToApiError(query.error);
-    const { after, limit, order } = query.data;
+  /** `GET /v1/responses/{id}/input_items`: one page of the response's input items. */
+  inputItems(id: string, page: InputItemsPage): Response {
+    this.visible(id);
     let items = this.deps.store.items(id, "input");
-    if (order === "desc") items = items.reverse();
-    if (after) {
-      const index = items.findIndex((item) => item.id === after);
-      if (index < 0) throw invalidRequest(`No input item with id '${after}' in this response.`, "after");
+    if (page.order === "desc") items = items.reverse();
+    if (page.after) {
+      const index = items.findIndex((item) => item.id === page.after);
+      if (index < 0) throw invalidRequest(`No input item with id '${page.after}' in this response.`, "after");
       items = items.slice(index + 1);
     }
-    const page = items.slice(0, limit);
+    const data = items.slice(0, page.limit);
     return Response.json({
       object: "list",
-      data: page,
-      first_id: page[0]?.id ?? null,
-      last_id: page.at(-1)?.id ?? null,
-      has_more: items.length > page.length,
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
+      has_more: items.length > data.length,
     });
   }
 
-  private async cancel(id: string, request: Request): Promise<Response> {
-    this.visible(id, request);
+  /** `POST /v1/responses/{id}/cancel`: ends a running response; answers its final object. */
+  async cancel(id: string): Promise<Response> {
+    this.visible(id);
     const live = this.deps.live.get(id);
     if (!live) {
       throw invalidRequest(
@@ -262,7 +191,7 @@ export class HttpTransport {
       );
     }
     const ended = new Promise<void>((resolve) => {
-      const sink = { send: (event: ServerEvent) => TERMINAL.has(event.type) && resolve() };
+      const sink: EventSink = { send: (event) => TERMINAL_EVENT_TYPES.has(event.type) && resolve() };
       live.subscribe(sink, Number.MAX_SAFE_INTEGER);
     });
     live.cancel("cancelled");
@@ -270,5 +199,14 @@ export class HttpTransport {
     const record = this.deps.store.get(id);
     if (!record) throw responseNotFound(id);
     return Response.json(responseObject(record, this.deps.store.items(id, "output")));
+  }
+
+  /** A store:true response that has not expired, or a 404. */
+  private visible(id: string): ResponseRecord {
+    const record = this.deps.store.get(id);
+    if (!record?.store || record.createdAt < this.deps.now() - this.deps.retentionMs) {
+      throw responseNotFound(id);
+    }
+    return record;
   }
 }

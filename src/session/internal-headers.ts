@@ -1,6 +1,8 @@
 /**
- * Headers the Worker sets on requests it forwards to a session Durable Object. The Worker strips
- * any client-sent copies first, so the Durable Object can trust them.
+ * Headers the Worker sets on the one request it forwards to a session Durable Object's `fetch`:
+ * the WebSocket upgrade (an upgrade must arrive as a request; every other route is an RPC call
+ * with typed arguments). The Worker strips any client-sent copies first, so the Durable Object
+ * can trust them.
  */
 
 /** The authenticated tenant id. */

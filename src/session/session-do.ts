@@ -18,15 +18,23 @@ import { ContextWindow } from "../context/context-window.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
-import { type ApiError, invalidRequest } from "../protocol/errors.ts";
+import type { CreateRequest } from "../protocol/create-request.ts";
+import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
+import {
+  type ApiError,
+  invalidRequest,
+  previousResponseNotFound,
+  responseNotFound,
+} from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
-import { newConnectionId, responseOwner } from "../util/ids.ts";
+import { responseOwner } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
-import { HTTP_SCOPE_PREFIX, HttpTransport } from "./http-transport.ts";
+import { HttpTransport, type InputItemsPage, type RetrieveOptions } from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
+import { newScopeId, scopeKind } from "./scope.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 /** Close codes the runtime refuses in `ws.close()` (platform brief §1 "Closing sockets"). */
@@ -57,7 +65,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     this.store.failInterrupted(Date.now());
     // No HTTP request survives a restart, so no store:false state of one may either.
     for (const scope of this.store.connectionsWithScopedState()) {
-      if (scope.startsWith(HTTP_SCOPE_PREFIX)) this.store.deleteConnectionScoped(scope);
+      if (scopeKind(scope) === "http") this.store.deleteConnectionScoped(scope);
     }
     this.live = new LiveRegistry(this.config.abandonGraceMs);
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
@@ -76,34 +84,87 @@ export class SessionDurableObject extends DurableObject<Env> {
     this.ws = new WebSocketTransport({ ...shared, maxConnectionMs: this.config.maxConnectionMs });
     this.http = new HttpTransport({
       ...shared,
-      sql: ctx.storage.sql,
       retentionMs: this.config.retentionMs,
       track: (promise) => ctx.waitUntil(promise),
     });
   }
 
   /**
-   * Requests forwarded by the Worker (authenticated, with the internal tenant/session headers):
-   * a WebSocket upgrade of `GET /v1/responses`, or one of the HTTP Responses routes.
+   * The WebSocket upgrade of `GET /v1/responses`, forwarded by the Worker (authenticated; the
+   * tenant and session travel in the upgrade headers, internal-headers.ts). Everything else
+   * reaches the session through the RPC methods below.
    */
   override async fetch(request: Request): Promise<Response> {
     const tenant = request.headers.get(TENANT_HEADER);
-    if (!tenant) return errorResponse(invalidRequest("Missing session routing headers."));
-    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      const response = await this.http.fetch(request);
-      await this.scheduleAlarm();
-      return response;
-    }
     const sessionId = request.headers.get(SESSION_HEADER);
-    if (!sessionId || !claimTenant(this.ctx.storage.sql, tenant)) {
-      return errorResponse(invalidRequest("This session cannot be opened with this key."));
+    if (!tenant || !sessionId || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return errorResponse(invalidRequest("Missing session routing headers."));
     }
-    const { 0: client, 1: server } = new WebSocketPair();
-    const connId = newConnectionId();
-    this.ctx.acceptWebSocket(server, [connId]);
-    this.connections.add(server, { connId, tenant, sessionId, openedAt: Date.now() });
-    await this.scheduleAlarm();
-    return new Response(null, { status: 101, webSocket: client });
+    return this.serve(
+      tenant,
+      "claim",
+      () => invalidRequest("This session cannot be opened with this key."),
+      () => {
+        const { 0: client, 1: server } = new WebSocketPair();
+        const connId = newScopeId("socket");
+        this.ctx.acceptWebSocket(server, [connId]);
+        this.connections.add(server, { connId, tenant, sessionId, openedAt: Date.now() });
+        return new Response(null, { status: 101, webSocket: client });
+      },
+    );
+  }
+
+  /** RPC, `POST /v1/responses` (validated by the Worker): runs a turn. */
+  createResponse(tenant: string, request: CreateRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    return this.serve(
+      tenant,
+      "claim",
+      // Routed here by another tenant's previous_response_id: not found, as any foreign id.
+      () =>
+        parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
+      () => this.http.create(request, tenant),
+    );
+  }
+
+  /** RPC, `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes its events). */
+  retrieveResponse(tenant: string, id: string, options: RetrieveOptions): Promise<Response> {
+    return this.serve(
+      tenant,
+      "read",
+      () => responseNotFound(id),
+      () => this.http.retrieve(id, options),
+    );
+  }
+
+  /** RPC, `DELETE /v1/responses/{id}`. */
+  deleteResponse(tenant: string, id: string): Promise<Response> {
+    return this.serve(
+      tenant,
+      "read",
+      () => responseNotFound(id),
+      () => this.http.remove(id),
+    );
+  }
+
+  /** RPC, `GET /v1/responses/{id}/input_items`. */
+  listInputItems(tenant: string, id: string, page: InputItemsPage): Promise<Response> {
+    return this.serve(
+      tenant,
+      "read",
+      () => responseNotFound(id),
+      () => this.http.inputItems(id, page),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/{id}/cancel`. */
+  cancelResponse(tenant: string, id: string): Promise<Response> {
+    return this.serve(
+      tenant,
+      "read",
+      () => responseNotFound(id),
+      () => this.http.cancel(id),
+    );
   }
 
   /** Hibernation handler: one client frame. */
@@ -146,7 +207,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     );
     for (const connId of this.store.connectionsWithScopedState()) {
       // HTTP scopes are deleted by their request; only sockets can vanish without notice.
-      if (connId.startsWith("conn_") && !live.has(connId)) {
+      if (scopeKind(connId) === "socket" && !live.has(connId)) {
         this.store.deleteConnectionScoped(connId);
       }
     }
@@ -161,7 +222,7 @@ export class SessionDurableObject extends DurableObject<Env> {
    *   tenant's.
    */
   async exportResponse(id: string, tenant: string): Promise<string | null> {
-    if (ownerTenant(this.ctx.storage.sql) !== tenant) return null;
+    if (!this.admits(tenant, "read")) return null;
     const record = this.store.get(id);
     if (!record?.store || record.createdAt < Date.now() - this.config.retentionMs) return null;
     if (record.status === "in_progress" || record.status === "queued") return null;
@@ -205,6 +266,36 @@ export class SessionDurableObject extends DurableObject<Env> {
     return true;
   }
 
+  /**
+   * The one tenant check of a session: it belongs to the tenant that first used it, forever
+   * (src/store/session-meta.ts). `claim` (a turn, a socket) takes an unowned session; `read` (a
+   * response by id, an export) needs the session to be the tenant's already.
+   */
+  private admits(tenant: string, access: "claim" | "read"): boolean {
+    const sql = this.ctx.storage.sql;
+    return access === "claim" ? claimTenant(sql, tenant) : ownerTenant(sql) === tenant;
+  }
+
+  /**
+   * Runs one request of `tenant`: the tenant check (`denied` is the error when it fails), the
+   * handler, errors rendered as OpenAI's envelope, then the alarm re-armed for new deadlines.
+   */
+  private async serve(
+    tenant: string,
+    access: "claim" | "read",
+    denied: () => ApiError,
+    handler: () => Response | Promise<Response>,
+  ): Promise<Response> {
+    try {
+      if (!this.admits(tenant, access)) throw denied();
+      return await handler();
+    } catch (cause) {
+      return errorResponse(asApiError(cause, "session request failed"));
+    } finally {
+      await this.scheduleAlarm();
+    }
+  }
+
   private release(ws: WebSocket): void {
     const conn = this.connections.remove(ws);
     for (const sink of conn?.sinks.values() ?? []) this.live.detachEverywhere(sink);
@@ -227,8 +318,4 @@ export class SessionDurableObject extends DurableObject<Env> {
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > earliest) await this.ctx.storage.setAlarm(earliest);
   }
-}
-
-function errorResponse(error: ApiError): Response {
-  return Response.json({ error: error.toBody() }, { status: error.status });
 }

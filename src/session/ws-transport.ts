@@ -11,28 +11,13 @@ import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import {
-  ApiError,
-  connectionLimitReached,
-  eventLogUnavailable,
-  internalError,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
+import { connectionLimitReached, eventLogUnavailable, responseNotFound } from "../protocol/errors.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
-
-/** Builds the request-level `error` event (brief §1.5 shape 1). */
-export function errorEvent(error: ApiError, streamId?: string | null): Record<string, unknown> {
-  return {
-    type: "error",
-    status: error.status,
-    ...(streamId ? { stream_id: streamId } : {}),
-    error: error.toBody(),
-  };
-}
 
 /** Sends one JSON frame; a socket that is already gone is ignored (the turn goes on without it). */
 export function sendFrame(ws: WebSocket, frame: unknown): void {
@@ -112,8 +97,7 @@ export class WebSocketTransport {
     try {
       event = parseClientFrame(frame);
     } catch (error) {
-      const apiError = error instanceof ApiError ? error : internalError();
-      sendFrame(conn.ws, errorEvent(apiError, streamIdOf(frame)));
+      sendFrame(conn.ws, errorEvent(asApiError(error, "frame rejected"), streamIdOf(frame)));
       return;
     }
     switch (event.type) {
@@ -187,8 +171,7 @@ export class WebSocketTransport {
         )
         .catch((error: unknown) => {
           if (conn.closed.signal.aborted) return;
-          if (!(error instanceof ApiError)) console.error("turn failed", error);
-          sendFrame(conn.ws, errorEvent(error instanceof ApiError ? error : internalError(), streamId));
+          sendFrame(conn.ws, errorEvent(asApiError(error, "turn failed"), streamId));
         });
       track(run);
       return run;

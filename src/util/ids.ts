@@ -62,8 +62,3 @@ const ITEM_PREFIX: Record<string, string> = {
 export function newItemId(type: string): string {
   return `${ITEM_PREFIX[type] ?? "item"}_${randomToken(16)}`;
 }
-
-/** A new WebSocket connection id (scopes `store:false` state to one socket). */
-export function newConnectionId(): string {
-  return `conn_${randomToken(12)}`;
-}

@@ -8,34 +8,32 @@
  *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
  * - the HTTP Responses API (`POST /v1/responses`, `GET|DELETE /v1/responses/{id}`,
  *   `…/input_items`, `…/cancel`), routed by responses-routes.ts.
- * Errors are OpenAI's JSON envelope (brief §5 "Errors").
+ * This is the only route table: the session Durable Object has no router of its own.
+ * Errors are OpenAI's JSON envelope (src/protocol/error-rendering.ts).
+ * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import { type Context, Hono } from "hono";
 import { parseConfig } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
-import { ApiError, internalError, invalidApiKey } from "../protocol/errors.ts";
+import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
+import { ApiError, invalidApiKey } from "../protocol/errors.ts";
 import { authenticate } from "./auth.ts";
-import { byResponseId, createResponse, forward, sessionObjectName } from "./responses-routes.ts";
-import { sessionIdOf } from "./session-id.ts";
-
-type AppEnv = { Bindings: Env; Variables: { tenant: string } };
-
-/** The OpenAI error envelope as a JSON response. */
-export function errorJson(error: ApiError): Response {
-  return Response.json({ error: error.toBody() }, { status: error.status });
-}
+import {
+  type AppEnv,
+  cancelResponse,
+  createResponse,
+  deleteResponse,
+  listInputItems,
+  retrieveResponse,
+  upgrade,
+} from "./responses-routes.ts";
 
 /** Builds the Hono app. */
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.onError((error) => {
-    if (error instanceof ApiError) return errorJson(error);
-    console.error("unhandled error", error);
-    return errorJson(internalError());
-  });
+  app.onError((error) => errorResponse(asApiError(error, "unhandled error")));
   app.notFound((c) =>
-    errorJson(
+    errorResponse(
       new ApiError(404, {
         type: "invalid_request_error",
         code: "not_found",
@@ -49,7 +47,7 @@ export function createApp(): Hono<AppEnv> {
 
   app.use("/v1/*", async (c, next) => {
     const tenant = authenticate(c.req.raw.headers, parseConfig(c.env));
-    if (!tenant) return errorJson(invalidApiKey());
+    if (!tenant) return errorResponse(invalidApiKey());
     c.set("tenant", tenant);
     await next();
   });
@@ -66,18 +64,18 @@ export function createApp(): Hono<AppEnv> {
     }),
   );
 
-  app.get("/v1/responses", (c) => upgrade(c));
+  app.get("/v1/responses", (c) => upgradeOr426(c));
   app.post("/v1/responses", (c) => createResponse(c));
-  app.get("/v1/responses/:id", (c) => byResponseId(c));
-  app.delete("/v1/responses/:id", (c) => byResponseId(c));
-  app.get("/v1/responses/:id/input_items", (c) => byResponseId(c));
-  app.post("/v1/responses/:id/cancel", (c) => byResponseId(c));
+  app.get("/v1/responses/:id", (c) => retrieveResponse(c));
+  app.delete("/v1/responses/:id", (c) => deleteResponse(c));
+  app.get("/v1/responses/:id/input_items", (c) => listInputItems(c));
+  app.post("/v1/responses/:id/cancel", (c) => cancelResponse(c));
   return app;
 }
 
-async function upgrade(c: Context<AppEnv>): Promise<Response> {
+function upgradeOr426(c: Context<AppEnv>): Promise<Response> | Response {
   if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-    return errorJson(
+    return errorResponse(
       new ApiError(426, {
         type: "invalid_request_error",
         code: "upgrade_required",
@@ -86,8 +84,5 @@ async function upgrade(c: Context<AppEnv>): Promise<Response> {
       }),
     );
   }
-  const tenant = c.get("tenant");
-  const sessionId = sessionIdOf(c.req.raw);
-  const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
-  return forward(stub, c.req.raw, tenant, sessionId);
+  return upgrade(c);
 }

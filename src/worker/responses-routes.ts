@@ -1,18 +1,38 @@
 /**
- * Worker routes of the HTTP Responses API (brief §5). Owns routing to the owning session Durable
- * Object: a response id embeds its owner's Durable Object id (util/ids.ts), so `GET`/`DELETE`/
- * `cancel`/`input_items` and `previous_response_id` on `POST` reach the owner directly, with no
- * lookup table; a new chain goes to the session named by the session header or `?session=`, else
- * a fresh one. Ids that are not Deltagate's, or not of this namespace, are simply not found.
+ * Worker routes of the Responses API: the only route table (the session Durable Object exposes one
+ * RPC method per route). Owns parsing each request once — body, path and query — and routing it to
+ * the owning session Durable Object: a response id embeds its owner's Durable Object id
+ * (util/ids.ts), so `GET`/`DELETE`/`cancel`/`input_items` and `previous_response_id` on `POST`
+ * reach the owner directly, with no lookup table; a new chain goes to the session named by the
+ * session header or `?session=`, else a fresh one. Ids that are not Deltagate's, or not of this
+ * namespace, are simply not found.
+ * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { Context } from "hono";
+import { z } from "zod";
 import type { Env } from "../config/env.ts";
+import { zodToApiError } from "../protocol/client-events.ts";
+import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
+import type { SessionDurableObject } from "../session/session-do.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
 
-type AppEnv = { Bindings: Env; Variables: { tenant: string } };
+/** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
+export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
+
+type SessionStub = DurableObjectStub<SessionDurableObject>;
+
+const retrieveQuery = z.object({
+  stream: z.enum(["true", "false"]).optional(),
+  starting_after: z.coerce.number().int().min(-1).optional(),
+});
+const listQuery = z.object({
+  after: z.string().min(1).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  order: z.enum(["asc", "desc"]).default("desc"),
+});
 
 /** The Durable Object name of a tenant's session (tenants are namespaced apart). */
 export function sessionObjectName(tenant: string, sessionId: string): string {
@@ -20,7 +40,7 @@ export function sessionObjectName(tenant: string, sessionId: string): string {
 }
 
 /** The stub of the Durable Object that owns `responseId`, or null when the id is not routable. */
-export function ownerStub(env: Env, responseId: string): DurableObjectStub | null {
+function ownerStub(env: Env, responseId: string): SessionStub | null {
   const owner = responseOwner(responseId);
   if (!owner) return null;
   try {
@@ -30,53 +50,98 @@ export function ownerStub(env: Env, responseId: string): DurableObjectStub | nul
   }
 }
 
-/** Forwards a request to a session Durable Object with the internal routing headers set. */
-export function forward(
-  stub: DurableObjectStub,
-  request: Request,
-  tenant: string,
-  sessionId: string | null,
-  body?: string,
-): Promise<Response> {
-  const headers = new Headers(request.headers);
+/** The owner of the `:id` of the route, or a 404. */
+function owner(c: Context<AppEnv>): { id: string; stub: SessionStub } {
+  const id = c.req.param("id") ?? "";
+  const stub = ownerStub(c.env, id);
+  if (!stub) throw responseNotFound(id);
+  return { id, stub };
+}
+
+/** The query string of `c` validated by `schema`. */
+function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
+  const parsed = schema.safeParse(c.req.query());
+  if (!parsed.success) throw zodToApiError(parsed.error);
+  return parsed.data;
+}
+
+/**
+ * The body of `POST /v1/responses`, parsed and validated once.
+ * @throws {ApiError} 400 `invalid_json`, a field error, or a WebSocket-only field.
+ */
+async function createBody(request: Request): Promise<CreateRequest> {
+  let body: unknown;
+  try {
+    body = await request.json();
+  } catch {
+    throw invalidRequest("The request body is not valid JSON.", null, "invalid_json");
+  }
+  const parsed = createRequest.safeParse(body);
+  if (!parsed.success) throw zodToApiError(parsed.error);
+  for (const field of ["stream_id", "generate"] as const) {
+    if (parsed.data[field] !== undefined && parsed.data[field] !== null) {
+      throw invalidRequest(
+        `'${field}' is only supported over the WebSocket.`,
+        field,
+        "unsupported_parameter",
+      );
+    }
+  }
+  return parsed.data;
+}
+
+/** `GET /v1/responses` + `Upgrade: websocket`: the session's Durable Object accepts the socket. */
+export function upgrade(c: Context<AppEnv>): Promise<Response> {
+  const tenant = c.get("tenant");
+  const sessionId = sessionIdOf(c.req.raw);
+  const headers = new Headers(c.req.raw.headers);
   headers.delete("authorization");
   headers.delete("api-key");
   headers.set(TENANT_HEADER, tenant);
-  if (sessionId) headers.set(SESSION_HEADER, sessionId);
-  else headers.delete(SESSION_HEADER);
-  const init: RequestInit = { method: request.method, headers };
-  if (body !== undefined) init.body = body;
-  return stub.fetch(new Request(request.url, init));
+  headers.set(SESSION_HEADER, sessionId);
+  const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
+  return stub.fetch(new Request(c.req.url, { method: "GET", headers }));
 }
 
 /** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
-  const text = await c.req.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw invalidRequest("The request body is not valid JSON.", null, "invalid_json");
-  }
-  const previous =
-    typeof body === "object" && body !== null && "previous_response_id" in body
-      ? (body as { previous_response_id: unknown }).previous_response_id
-      : null;
-  if (typeof previous === "string" && previous.length > 0) {
+  const request = await createBody(c.req.raw);
+  const tenant = c.get("tenant");
+  const previous = request.previous_response_id;
+  if (previous) {
     const stub = ownerStub(c.env, previous);
     if (!stub) throw previousResponseNotFound(previous);
-    return forward(stub, c.req.raw, c.get("tenant"), null, text);
+    return stub.createResponse(tenant, request);
   }
-  const sessionId = sessionIdOf(c.req.raw);
-  const stub = c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionId));
-  return forward(stub, c.req.raw, c.get("tenant"), sessionId, text);
+  const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionIdOf(c.req.raw)));
+  return stub.createResponse(tenant, request);
 }
 
-/** `GET|DELETE /v1/responses/{id}…` and `POST …/cancel`: forwarded to the owner. */
-export async function byResponseId(c: Context<AppEnv>): Promise<Response> {
-  const id = c.req.param("id") ?? "";
-  const stub = ownerStub(c.env, id);
-  if (!stub) throw responseNotFound(id);
-  const body = c.req.method === "POST" ? await c.req.text() : undefined;
-  return forward(stub, c.req.raw, c.get("tenant"), null, body);
+/** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */
+export function retrieveResponse(c: Context<AppEnv>): Promise<Response> {
+  const { id, stub } = owner(c);
+  const { stream, starting_after } = query(c, retrieveQuery);
+  return stub.retrieveResponse(c.get("tenant"), id, {
+    stream: stream === "true",
+    startingAfter: starting_after ?? -1,
+  });
+}
+
+/** `DELETE /v1/responses/{id}`. */
+export function deleteResponse(c: Context<AppEnv>): Promise<Response> {
+  const { id, stub } = owner(c);
+  return stub.deleteResponse(c.get("tenant"), id);
+}
+
+/** `GET /v1/responses/{id}/input_items` (`after`, `limit`, `order`). */
+export function listInputItems(c: Context<AppEnv>): Promise<Response> {
+  const { id, stub } = owner(c);
+  const { after, limit, order } = query(c, listQuery);
+  return stub.listInputItems(c.get("tenant"), id, { after: after ?? null, limit, order });
+}
+
+/** `POST /v1/responses/{id}/cancel`. */
+export function cancelResponse(c: Context<AppEnv>): Promise<Response> {
+  const { id, stub } = owner(c);
+  return stub.cancelResponse(c.get("tenant"), id);
 }

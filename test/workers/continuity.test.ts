@@ -98,6 +98,10 @@ describe("continuity", () => {
       .create({ model: MODEL, input: "x", previous_response_id: created.id })
       .catch((e: unknown) => e);
     expect(continued).toBeInstanceOf(OpenAI.BadRequestError);
+    // Over HTTP as over WebSocket: another tenant's id is simply not found.
+    expect((continued as InstanceType<typeof OpenAI.BadRequestError>).code).toBe(
+      "previous_response_not_found",
+    );
     expect(JSON.stringify(continued)).not.toContain(secret);
     const stream = await workerFetch(`/v1/responses/${created.id}?stream=true`, {
       headers: { authorization: `Bearer ${KEY_B}` },
