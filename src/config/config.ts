@@ -36,8 +36,8 @@ export interface Config {
   abandonGraceMs: number;
 }
 
-/** The lifetime OpenAI gives a Responses WebSocket (brief §1.4): 60 minutes, in ms. */
-export const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+/** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
+const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
 
 /** Default idle time before a warm upstream WebSocket is closed, in ms. */
 export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
@@ -53,7 +53,7 @@ const keyPair = z
  * Parses `DELTAGATE_API_KEYS` (`key:tenant,key2:tenant2`) into a map.
  * @throws {Error} naming the bad entry's index (never the key itself) when an entry is malformed.
  */
-export function parseApiKeys(raw: string | undefined): Map<string, string> {
+function parseApiKeys(raw: string | undefined): Map<string, string> {
   const keys = new Map<string, string>();
   if (!raw) return keys;
   raw

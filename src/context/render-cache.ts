@@ -17,7 +17,7 @@ import { appendCounted, type CountedContext, type CountedItem, EMPTY_CONTEXT } f
 import { tokenBound } from "./item-tokens.ts";
 
 /** Default number of histories kept per session. */
-export const DEFAULT_RENDER_CACHE_ENTRIES = 16;
+const DEFAULT_RENDER_CACHE_ENTRIES = 16;
 
 interface Entry {
   context: CountedContext;

@@ -1,5 +1,5 @@
 /**
- * The `truncation` setting (brief §4.4): fits a context into the model's context window before
+ * The `truncation` setting: fits a context into the model's context window before
  * anything is sent upstream. Owns turn segmentation and the `context_length_exceeded` error.
  * - `disabled` (the default): a context over the window is a request-level 400
  *   `context_length_exceeded`, as OpenAI reports it.
@@ -17,11 +17,11 @@ import type { Item } from "../protocol/items.ts";
 export type TruncationMode = "auto" | "disabled";
 
 /** OpenAI's message for an input over the context window. */
-export const CONTEXT_LENGTH_EXCEEDED_MESSAGE =
+const CONTEXT_LENGTH_EXCEEDED_MESSAGE =
   "Your input exceeds the context window of this model. Please adjust your input and try again.";
 
-/** 400 `context_length_exceeded` on `input` (brief §4.4). */
-export function contextLengthExceeded() {
+/** 400 `context_length_exceeded` on `input`. */
+function contextLengthExceeded() {
   return invalidRequest(CONTEXT_LENGTH_EXCEEDED_MESSAGE, "input", "context_length_exceeded");
 }
 

@@ -4,11 +4,12 @@
  * counts. Owns that fallback. Invariants: an upstream's own usage is never replaced; only
  * `response.completed` / `response.incomplete` get one (a failed response keeps what it had); the
  * tokenizer is loaded only when a usage is actually missing.
- * Source: brief §3.3 "usage"; https://platform.openai.com/docs/api-reference/responses/object#usage
+ * Source: https://platform.openai.com/docs/api-reference/responses/object#usage
  */
 
 import type { Item } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
+import { FINISHED_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { UpstreamEvent, UpstreamStream } from "../upstream/upstream.ts";
 import { itemTokens } from "./item-tokens.ts";
 import type { CountTokens } from "./tokenizer.ts";
@@ -21,10 +22,8 @@ export interface ExactCounts {
   inputTokens: number;
 }
 
-const FILLED = new Set(["response.completed", "response.incomplete"]);
-
 /** A Responses `usage` object from token counts (nothing cached, no reasoning tokens known). */
-export function usageFromCounts(inputTokens: number, outputTokens: number): Json {
+function usageFromCounts(inputTokens: number, outputTokens: number): Json {
   return {
     input_tokens: inputTokens,
     input_tokens_details: { cached_tokens: 0 },
@@ -53,7 +52,7 @@ export async function withUsageFallback(
   const seen: Item[] = [];
   const fill = async (event: UpstreamEvent): Promise<UpstreamEvent> => {
     if (event.type === "response.output_item.done" && isItem(event.item)) seen.push(event.item);
-    if (!FILLED.has(event.type)) return event;
+    if (!FINISHED_EVENT_TYPES.has(event.type)) return event;
     const response =
       typeof event.response === "object" && event.response !== null && !Array.isArray(event.response)
         ? event.response

@@ -15,9 +15,9 @@ import type { ServerEvent } from "../protocol/server-events.ts";
 import type { EventSink } from "./event-sink.ts";
 
 /** Largest event log kept per response, in bytes of JSON; past it the response is not resumable. */
-export const MAX_LOG_BYTES = 8 * 1024 * 1024;
+const MAX_LOG_BYTES = 8 * 1024 * 1024;
 /** Default grace period before an abandoned store:true response is cancelled, in ms (10 minutes). */
-export const DEFAULT_ABANDON_GRACE_MS = 10 * 60 * 1000;
+const DEFAULT_ABANDON_GRACE_MS = 10 * 60 * 1000;
 
 /** Why a live response's signal was aborted. */
 export type CancelReason = "cancelled" | "abandoned";

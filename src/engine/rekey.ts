@@ -2,7 +2,7 @@
  * Re-keys upstream output to Deltagate's own ids. Owns the upstream-id → Deltagate-id map of one
  * response. Invariants: the same upstream item always maps to the same Deltagate id, so
  * `output_item.added`, every delta's `item_id` and `output_item.done` agree (the openai SDK's
- * accumulator checks this, brief §3.4); `call_id`s are kept (the client answers with them), and
+ * accumulator checks this: https://github.com/openai/openai-node, src/lib/responses/ResponseStream.ts); `call_id`s are kept (the client answers with them), and
  * reasoning item ids are kept (they are the upstream's references to its encrypted content).
  */
 import type { StoredItem } from "../protocol/items.ts";

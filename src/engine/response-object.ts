@@ -1,5 +1,5 @@
 /**
- * Builds the Response object (brief §3.3) from a stored record and its output items. Owns the
+ * Builds the Response object from a stored record and its output items. Owns the
  * defaults OpenAI reports for settings the request left out, so every event and every HTTP read
  * shows the same object.
  * Source: https://platform.openai.com/docs/api-reference/responses/object

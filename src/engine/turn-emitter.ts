@@ -1,6 +1,7 @@
 /**
  * Event emission and commit of one response. Owns the `sequence_number` counter of a response and
- * the commit-before-complete rule (brief §4; platform brief §3 "output gate").
+ * the commit-before-complete rule (the output gate:
+ * https://developers.cloudflare.com/durable-objects/api/storage-api/).
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
@@ -11,7 +12,7 @@ import { responseObject } from "./response-object.ts";
  * Numbers and publishes one response's events (contiguous `sequence_number`s from 0) and commits
  * its terminal state: the terminal event is built first, the output, status and full event log
  * are written in one transaction, and only then is the terminal event sent (so a client never sees
- * a completion that is not durable, brief §4 / platform brief §3 "output gate").
+ * a completion that is not durable).
  */
 export class TurnEmitter {
   private seq = 0;

@@ -10,7 +10,7 @@ import type { Json } from "../protocol/json.ts";
 import { newItemId } from "../util/ids.ts";
 
 /** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
-export const MAX_ITEM_BYTES = 1_900_000;
+const MAX_ITEM_BYTES = 1_900_000;
 
 /**
  * The request's input as items, each with an id (clients may omit them; stored items always have

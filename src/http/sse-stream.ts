@@ -1,13 +1,12 @@
 /**
- * A Server-Sent Events response body fed by the turn engine (brief §5: each event as
+ * A Server-Sent Events response body fed by the turn engine (as OpenAI streams: each event as
  * `event: <type>\ndata: <json>\n\n`, no `[DONE]`). Owns the stream's lifetime: it closes itself
  * after a terminal event, and reports a client that went away through `onCancel`.
  * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import type { ServerEvent } from "../protocol/server-events.ts";
+import { endsStream, type ServerEvent } from "../protocol/server-events.ts";
 
-const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
 const encoder = new TextEncoder();
 
 /** An SSE body that is also an `EventSink`. */
@@ -38,7 +37,7 @@ export class SseStream implements EventSink {
   send(event: ServerEvent): void {
     if (this.done || !this.controller) return;
     this.controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
-    if (TERMINAL.has(event.type)) this.close();
+    if (endsStream(event.type)) this.close();
   }
 
   /** Ends the stream (idempotent). */

@@ -1,7 +1,8 @@
 /**
  * OpenAI-shaped errors: one class for every error Deltagate reports, plus constructors for the
- * codes and messages of the brief (§1.5 table, §4.3, §5 "Errors"). The same value becomes an
- * HTTP JSON envelope (`{"error":{…}}`) or a WebSocket `error` event with `status`.
+ * codes and messages OpenAI uses. The same value becomes an HTTP JSON envelope (`{"error":{…}}`)
+ * or a WebSocket `error` event with `status` (error-rendering.ts).
+ * Source: https://platform.openai.com/docs/guides/error-codes, https://developers.openai.com/api/docs/guides/websocket-mode
  * Invariant: messages never contain secrets (API keys are never interpolated).
  */
 
@@ -44,7 +45,7 @@ export function invalidRequest(message: string, param: string | null = null, cod
   return new ApiError(400, { type: "invalid_request_error", code, message, param });
 }
 
-/** 400 `previous_response_not_found` with OpenAI's wording (brief §1.5). */
+/** 400 `previous_response_not_found` with OpenAI's wording. */
 export function previousResponseNotFound(id: string): ApiError {
   return invalidRequest(
     `Previous response with id '${id}' not found.`,
@@ -53,7 +54,7 @@ export function previousResponseNotFound(id: string): ApiError {
   );
 }
 
-/** 404 for an unknown response id (brief §5). */
+/** 404 for an unknown response id, with OpenAI's wording. */
 export function responseNotFound(id: string): ApiError {
   return new ApiError(404, {
     type: "invalid_request_error",
@@ -73,7 +74,7 @@ export function invalidApiKey(): ApiError {
   });
 }
 
-/** 400 when the 60-minute WebSocket lifetime is reached (brief §1.5, exact OpenAI wording). */
+/** 400 when the 60-minute WebSocket lifetime is reached (exact OpenAI wording, WebSocket mode guide). */
 export function connectionLimitReached(minutes: number): ApiError {
   return invalidRequest(
     `Responses websocket connection limit reached (${minutes} minutes). Create a new websocket connection to continue.`,

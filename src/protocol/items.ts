@@ -100,13 +100,3 @@ export const inputItem: z.ZodType<Item> = z.preprocess(
     return parsed.data;
   }),
 );
-
-/** Narrows an item to a `function_call`. */
-export function isFunctionCall(item: Item): item is FunctionCallItem {
-  return item.type === "function_call";
-}
-
-/** Narrows an item to a `function_call_output`. */
-export function isFunctionCallOutput(item: Item): item is FunctionCallOutputItem {
-  return item.type === "function_call_output";
-}

@@ -37,7 +37,7 @@ export const FINISHED_EVENT_TYPES: ReadonlySet<string> = new Set([
 ]);
 
 /** The request-level error event (WebSocket `error` frame; a stream `error` event). */
-export const ERROR_EVENT_TYPE = "error";
+const ERROR_EVENT_TYPE = "error";
 
 /** True when nothing follows an event of this type in its stream: a terminal event or `error`. */
 export function endsStream(type: string): boolean {

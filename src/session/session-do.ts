@@ -37,11 +37,11 @@ import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { newScopeId, scopeKind } from "./scope.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
-/** Close codes the runtime refuses in `ws.close()` (platform brief §1 "Closing sockets"). */
+/** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
 /** A store:true response copied between sessions: its record, flattened history and output. */
-export interface ExportedResponse {
+interface ExportedResponse {
   record: ResponseRecord;
   /** history(parent) + the response's own input, oldest first. */
   input: StoredItem[];

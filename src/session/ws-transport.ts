@@ -1,6 +1,6 @@
 /**
  * The WebSocket transport of a session: turns client frames into engine calls and engine events
- * into frames (brief §1.5, §2, §3). Owns the per-frame contract:
+ * into frames (https://developers.openai.com/api/docs/guides/websocket-mode). Owns the per-frame contract:
  * - every frame is parsed and validated; a bad frame gets an `error` event with `status` and the
  *   socket stays open (nothing is stored for it);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
@@ -20,7 +20,7 @@ import { attachmentOf, type Connection } from "./connection.ts";
 const NEVER_ABORTED = new AbortController().signal;
 
 /** Sends one JSON frame; a socket that is already gone is ignored (the turn goes on without it). */
-export function sendFrame(ws: WebSocket, frame: unknown): void {
+function sendFrame(ws: WebSocket, frame: unknown): void {
   try {
     ws.send(JSON.stringify(frame));
   } catch {
@@ -29,7 +29,7 @@ export function sendFrame(ws: WebSocket, frame: unknown): void {
 }
 
 /** The sink of one lane of a connection (one per lane): stamps `stream_id` on named lanes. */
-export function laneSink(conn: Connection, streamId: string | null | undefined): EventSink {
+function laneSink(conn: Connection, streamId: string | null | undefined): EventSink {
   const key = streamId ?? "";
   let sink = conn.sinks.get(key);
   if (!sink) {
@@ -63,7 +63,7 @@ export interface WebSocketTransportDeps {
   engine: TurnEngine;
   store: ConversationStore;
   live: LiveRegistry;
-  /** Connection lifetime in ms (60 minutes by default, brief §1.4). */
+  /** Connection lifetime in ms (60 minutes by default, as OpenAI). */
   maxConnectionMs: number;
   now(): number;
 }

@@ -18,7 +18,7 @@ import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { migrate } from "./migrations.ts";
 
-/** Lifecycle status of a response (brief §3.3). */
+/** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
 
 /** A stored response row, decoded. Times are ms since the epoch. */
@@ -225,7 +225,8 @@ export class ConversationStore {
   }
 
   /**
-   * The model context a continuation of `responseId` starts from (brief §4.1):
+   * The model context a continuation of `responseId` starts from
+   * (https://platform.openai.com/docs/guides/conversation-state):
    * history(R) = history(parent(R)) + input(R) + output(R), oldest first. One recursive query.
    */
   history(responseId: string): StoredItem[] {

@@ -7,7 +7,7 @@
 import type { ServerEvent } from "../protocol/server-events.ts";
 
 /** Largest chunk of a persisted log, in UTF-16 code units of JSON (≈ bytes for ASCII). */
-export const CHUNK_BYTES = 512 * 1024;
+const CHUNK_BYTES = 512 * 1024;
 
 /** Reads and writes persisted event logs. */
 export class EventLogStore {

@@ -16,7 +16,7 @@ export interface Migration {
 }
 
 /** All migrations, in order. Append new ones; never edit an applied one. */
-export const MIGRATIONS: readonly Migration[] = [
+const MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: v1 },
   { version: 2, sql: v2 },
   { version: 3, sql: v3 },

@@ -20,7 +20,7 @@ import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream
 /** Longest single wait before a retry, in ms. */
 export const MAX_WAIT_MS = 8_000;
 /** Longest total waiting across all retries of one turn, in ms. */
-export const MAX_TOTAL_WAIT_MS = 15_000;
+const MAX_TOTAL_WAIT_MS = 15_000;
 
 /** One route of a chain, as the fallback logic sees it. */
 export interface FallbackRoute {
@@ -119,7 +119,7 @@ export class FallbackUpstream implements Upstream {
     throw last;
   }
 
-  /** Warms the first route only (a warm-up must not block or fail; brief §2.1). */
+  /** Warms the first route only (a warm-up must not block or fail: `Upstream.prewarm`). */
   prewarm(request: UpstreamRequest): void {
     this.routes[0]?.upstream.prewarm?.(request);
   }

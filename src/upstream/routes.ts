@@ -139,7 +139,7 @@ export function parseRoutes(
 }
 
 /** True when `model` matches a route's exact id or `*` glob. */
-export function routeMatches(pattern: string, model: string): boolean {
+function routeMatches(pattern: string, model: string): boolean {
   if (!pattern.includes("*")) return pattern === model;
   const regex = new RegExp(`^${pattern.split("*").map(escapeRegex).join(".*")}$`);
   return regex.test(model);

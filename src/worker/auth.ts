@@ -1,12 +1,12 @@
 /**
- * Authentication of client requests against configured API keys (brief §1.1: `Authorization:
- * Bearer <key>` or `api-key`). Owns key → tenant resolution. Invariant: keys are compared in
+ * Authentication of client requests against configured API keys (`Authorization: Bearer <key>`
+ * as OpenAI, or Azure's `api-key`: https://platform.openai.com/docs/api-reference/authentication). Owns key → tenant resolution. Invariant: keys are compared in
  * constant time per candidate and never logged or echoed.
  */
 import type { Config } from "../config/config.ts";
 
 /** The key a request presents (`Authorization: Bearer …` first, then `api-key`), or null. */
-export function presentedKey(headers: Headers): string | null {
+function presentedKey(headers: Headers): string | null {
   const auth = headers.get("authorization");
   if (auth) {
     const match = /^Bearer\s+(.+)$/i.exec(auth.trim());

@@ -1,5 +1,5 @@
 /**
- * Session selection for WebSocket upgrades (brief §1.2): the `session_id` / `session-id` /
+ * Session selection for WebSocket upgrades and new HTTP chains: the `session_id` / `session-id` /
  * `x-session-id` header (Codex sends `session-id`), else the `?session=` query parameter, else a
  * fresh random id. Owns the session id syntax.
  */

@@ -1,14 +1,15 @@
 /**
  * The Responses WebSocket-mode upstream (issue #4 §1, first bullet): one warm outbound socket per
  * session and route while the session is active, turns serialized on it (the upstream runs one
- * response at a time per connection, brief §1.4), each turn sent as the delta on top of the
+ * response at a time per connection, https://developers.openai.com/api/docs/guides/websocket-mode), each turn sent as the delta on top of the
  * upstream's own previous response id whenever the upstream still holds the parent on this
  * socket, else as the full context.
  *
  * Owns: the socket's lifetime (opened on demand, replaced before the 60-minute limit, closed
  * with 1000 after `idleMs` without a turn so the session Durable Object can hibernate — an open
- * outbound socket and a pending timer both keep it in memory, platform brief §1 "When a DO can
- * hibernate", §2), the turn queue, and transparent recovery.
+ * outbound socket and a pending timer both keep it in memory,
+ * https://developers.cloudflare.com/durable-objects/concepts/durable-object-lifecycle/), the turn
+ * queue, and transparent recovery.
  *
  * Recovery: every loss of upstream state before the response's first output event
  * (`previous_response_not_found`, `websocket_connection_limit_reached`, the socket closing or
@@ -29,9 +30,9 @@ import { runAttempt } from "./turn-attempt.ts";
 import { type ChainEntry, type SocketTarget, UpstreamSocket } from "./upstream-socket.ts";
 
 /** Sends of one turn at most: the planned one plus two full-context resends. */
-export const MAX_ATTEMPTS = 3;
+const MAX_ATTEMPTS = 3;
 
-/** Socket age (ms) after which it is replaced before its next turn: OpenAI closes at 60 min (brief §1.4). */
+/** Socket age (ms) after which it is replaced before its next turn: OpenAI closes at 60 min (WebSocket mode guide). */
 export const ROTATE_AFTER_MS = 55 * 60 * 1000;
 
 /** Configuration of the WebSocket-mode adapter. */
@@ -44,7 +45,7 @@ export interface ResponsesWsOptions {
   idleMs: number;
   /** Socket age in ms after which it is replaced before its next turn (default `ROTATE_AFTER_MS`). */
   rotateAfterMs?: number;
-  /** Responses the upstream keeps per connection for continuation (default 1, as OpenAI, brief §4.2). */
+  /** Responses the upstream keeps per connection for continuation (default 1, as OpenAI's WebSocket mode). */
   cachedResponses?: number;
   /** `fetch` used for the upgrade (defaults to the global). */
   fetch?: typeof fetch;

@@ -1,7 +1,7 @@
 /**
- * The `response.create` frame Deltagate sends to a WebSocket-mode upstream (brief §2.1): the
- * turn's settings, `store:false` (the upstream's connection-local cache holds the chain, brief
- * §4.2), and either the delta on top of the upstream's own previous response id, or the full
+ * The `response.create` frame Deltagate sends to a WebSocket-mode upstream
+ * (https://developers.openai.com/api/docs/guides/websocket-mode): the turn's settings, `store:false` (the upstream's connection-local cache holds
+ * the chain), and either the delta on top of the upstream's own previous response id, or the full
  * context with no previous id. Owns that choice's wire form.
  * Invariant: Deltagate item ids never go upstream (the upstream never saw them), and a frame
  * carries `previous_response_id` only together with the delta.

@@ -1,5 +1,5 @@
 /**
- * What an upstream `error` frame received before a response started means (brief §1.5): either
+ * What an upstream `error` frame received before a response started means (error events: https://developers.openai.com/api/docs/guides/websocket-mode): either
  * the upstream lost the state Deltagate relied on — recovered by resending the full context, the
  * client never sees it — or a real failure, mapped to an `UpstreamError` with the HTTP-adapter
  * conventions (`upstreamErrorForStatus`). Owns the list of state-loss codes.
@@ -16,7 +16,7 @@ export type ErrorFrameVerdict =
 
 /** The parent is not in the upstream's connection cache (evicted, other socket, restart). */
 const PREVIOUS_NOT_FOUND = "previous_response_not_found";
-/** The 60-minute connection lifetime was reached; the socket must be replaced (brief §1.4). */
+/** The 60-minute connection lifetime was reached; the socket must be replaced (WebSocket mode guide). */
 const CONNECTION_LIMIT = "websocket_connection_limit_reached";
 
 /** Classifies an `error` frame that arrived before the response's first output event. */

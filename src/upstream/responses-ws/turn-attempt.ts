@@ -10,6 +10,7 @@
  * abort), which is when the socket may carry the next turn; a response that completes is
  * remembered on the socket (Deltagate id → upstream id) so the next turn can go delta-only.
  */
+import { endsStream, FINISHED_EVENT_TYPES, LIFECYCLE_EVENT_TYPES } from "../../protocol/server-events.ts";
 import { UpstreamError, type UpstreamEvent, type UpstreamStream } from "../upstream.ts";
 import { classifyErrorFrame } from "./error-frames.ts";
 import { EventChannel } from "./event-channel.ts";
@@ -23,13 +24,6 @@ export type AttemptOutcome =
   | { kind: "resend"; freshSocket: boolean; error: UpstreamError }
   /** A failure before the response started, to report as is. */
   | { kind: "fail"; error: UpstreamError };
-
-/** Events the upstream sends before any output; held back so a drop right after stays recoverable. */
-const LIFECYCLE = new Set(["response.created", "response.in_progress", "response.queued"]);
-/** Events after which the upstream response is over (brief §3.2). */
-const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
-/** Terminal events whose response the upstream keeps as a chain node. */
-const CHAINABLE = new Set(["response.completed", "response.incomplete"]);
 
 /** What the attempt sends. */
 export interface AttemptFrame {
@@ -84,7 +78,8 @@ export function runAttempt(
             );
             return;
           }
-          if (LIFECYCLE.has(event.type)) {
+          // Lifecycle events carry no output: held back so a drop right after stays recoverable.
+          if (LIFECYCLE_EVENT_TYPES.has(event.type)) {
             held.push(event);
             return;
           }
@@ -95,10 +90,11 @@ export function runAttempt(
         } else {
           channel.push(event);
         }
-        if (!TERMINAL.has(event.type)) return;
+        if (!endsStream(event.type)) return;
         detach();
         const outputItems = outputCountOf(event);
-        if (CHAINABLE.has(event.type) && upstreamId !== null && outputItems !== null) {
+        // A finished response is a chain node the upstream keeps on this socket.
+        if (FINISHED_EVENT_TYPES.has(event.type) && upstreamId !== null && outputItems !== null) {
           socket.remember(sent.responseId, { upstreamId, items: sent.contextItems + outputItems });
         } else {
           socket.forget();

@@ -1,7 +1,7 @@
 /**
  * One outbound WebSocket to a Responses WebSocket-mode upstream (`GET {base}/responses` +
- * Upgrade, brief §1.1), opened with a fetch-upgrade (platform brief §2 "Opening an outbound
- * WebSocket": `fetch()` needs an http(s) URL, then `accept()`). Owns the socket's lifecycle, frame
+ * Upgrade, https://developers.openai.com/api/docs/guides/websocket-mode), opened with a fetch-upgrade (`fetch()` needs an http(s) URL, then
+ * `accept()`: https://developers.cloudflare.com/workers/examples/websockets/#write-a-websocket-client). Owns the socket's lifecycle, frame
  * parsing, and the connection-local chain it carries: which Deltagate response ids the upstream
  * can still continue on THIS socket, under which upstream id, and how many items that holds.
  * Invariants: once closed (by either side, an error, or an unparseable frame) a socket is never
@@ -117,7 +117,8 @@ export class UpstreamSocket {
         "The upstream did not accept a WebSocket connection on /responses.",
       );
     }
-    // Since compatibility date 2026-03-17 binary frames default to Blob (platform brief §1).
+    // Newer compatibility dates deliver binary frames as Blob by default; ask for ArrayBuffer
+    // (https://developers.cloudflare.com/workers/configuration/compatibility-flags/).
     ws.binaryType = "arraybuffer";
     ws.accept();
     return new UpstreamSocket(ws, target.now(), capacity, onGone);
