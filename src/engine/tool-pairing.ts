@@ -1,5 +1,5 @@
 /**
- * Tool-call pairing rules of the Responses API (brief §4.3), checked on the full effective
+ * Tool-call pairing rules of the Responses API (https://platform.openai.com/docs/guides/function-calling), checked on the full effective
  * context before any upstream call, with OpenAI's messages.
  * Invariant after a successful check: every `function_call` is followed by exactly one
  * `function_call_output` with its `call_id`, and every output follows its call.

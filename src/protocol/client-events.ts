@@ -1,5 +1,5 @@
 /**
- * Client → server WebSocket events (brief §2): parsing of one text frame into a typed event.
+ * Client → server WebSocket events (https://developers.openai.com/api/docs/guides/websocket-mode): parsing of one text frame into a typed event.
  * Owns the frame boundary: every frame is JSON-parsed and zod-validated here, and every failure
  * becomes an `ApiError` naming the offending field, so the socket handler never sees raw input.
  */

@@ -1,5 +1,5 @@
 /**
- * `response.create` parameters (brief §2.1) — the same body as `POST /v1/responses` plus the
+ * `response.create` parameters (https://developers.openai.com/api/docs/guides/websocket-mode) — the same body as `POST /v1/responses` plus the
  * WebSocket-only `generate` and `stream_id`. Owns request validation into a typed `CreateRequest`.
  * Unknown top-level fields are accepted and ignored (clients such as Codex send private fields
  * like `client_metadata`), so new OpenAI fields never break a client.
@@ -19,7 +19,7 @@ const json: z.ZodType<Json> = z.lazy(() =>
 /** A tool definition (`{type:"function", name, parameters, strict, description}` or a hosted tool). */
 const tool = z.looseObject({ type: z.string().min(1) });
 
-/** `stream_id` lane label syntax (brief §1.4). */
+/** `stream_id` lane label syntax (README "Protocol notes and extensions", lanes). */
 export const STREAM_ID_PATTERN = /^[A-Za-z0-9_.-]{1,256}$/;
 
 /** Settings that belong to one response: echoed on the Response object, forwarded upstream. */
@@ -54,9 +54,9 @@ export const createRequest = turnSettings.extend({
   stream: z.boolean().nullish(),
   background: z.boolean().nullish(),
   conversation: json.optional(),
-  /** WebSocket only: `false` = warm-up, no model output (brief §2.1). */
+  /** WebSocket only: `false` = warm-up, no model output (WebSocket mode guide). */
   generate: z.boolean().nullish(),
-  /** WebSocket only: lane label (brief §1.4). Syntax is checked by the lane scheduler. */
+  /** WebSocket only: lane label. Syntax is checked by the lane scheduler. */
   stream_id: z.string().nullish(),
 });
 

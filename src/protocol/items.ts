@@ -1,5 +1,5 @@
 /**
- * Input items of the Responses API (brief §2.1, §4.3): zod schemas and their typed values.
+ * Input items of the Responses API: zod schemas and their typed values.
  * Owns item validation at the trust boundary. Known item types are checked field by field so a
  * bad field yields an error naming it (`input[3].call_id`); other item types (hosted-tool calls,
  * custom tool calls…) pass through as opaque objects with a `type`.
@@ -20,7 +20,7 @@ export const messageItem = z.looseObject({
   content: z.union([z.string(), z.array(contentPart)]),
 });
 
-/** `function_call` item: a tool call the model made (brief §3.3). */
+/** `function_call` item: a tool call the model made. */
 export const functionCallItem = z.looseObject({
   type: z.literal("function_call"),
   id: z.string().min(1).optional(),
@@ -29,7 +29,7 @@ export const functionCallItem = z.looseObject({
   arguments: z.string(),
 });
 
-/** `function_call_output` item: the client's tool result, paired by `call_id` (brief §4.3). */
+/** `function_call_output` item: the client's tool result, paired by `call_id`. */
 export const functionCallOutputItem = z.looseObject({
   type: z.literal("function_call_output"),
   id: z.string().min(1).optional(),

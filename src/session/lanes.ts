@@ -1,5 +1,5 @@
 /**
- * Lane scheduling of one WebSocket connection (brief §1.4). Owns the ordering rules:
+ * Lane scheduling of one WebSocket connection (README "Protocol notes and extensions", lanes). Owns the ordering rules:
  * - the default lane (no `stream_id`) and each named lane run their responses strictly in order,
  *   one at a time, queueing later `response.create`s instead of rejecting them;
  * - different lanes run concurrently, at most `maxInFlight` (16) responses across all lanes, the
@@ -9,9 +9,9 @@
 import { STREAM_ID_PATTERN } from "../protocol/create-request.ts";
 import { type ApiError, invalidRequest } from "../protocol/errors.ts";
 
-/** In-flight responses per connection, across lanes (brief §1.4). */
+/** In-flight responses per connection, across lanes. */
 export const MAX_IN_FLIGHT = 16;
-/** Distinct named `stream_id`s per connection (brief §1.4). */
+/** Distinct named `stream_id`s per connection. */
 export const MAX_NAMED_LANES = 32;
 
 interface Lane {

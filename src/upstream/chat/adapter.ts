@@ -6,7 +6,7 @@
  * `UpstreamError`s exactly as for the Responses HTTP adapter (shared `failureOf`).
  * Invariant: `open()` resolves only after the first chunk arrived (its first event is
  * `response.created`), so every failure before that rejects with an `UpstreamError`.
- * Source: https://platform.openai.com/docs/api-reference/chat/create (brief §7).
+ * Source: https://platform.openai.com/docs/api-reference/chat/create.
  */
 import { randomToken } from "../../util/ids.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";

@@ -6,7 +6,7 @@
  * valid chunk arrived, so `Upstream.open()` can tell "failed before the first event" apart.
  * Invariant: bytes are decoded by `parseSse` in streaming mode, so a multi-byte UTF-8 character
  * split across network chunks reaches the deltas intact.
- * Source: https://platform.openai.com/docs/api-reference/chat/streaming (brief §7).
+ * Source: https://platform.openai.com/docs/api-reference/chat/streaming.
  */
 import { asUpstreamError, redact } from "../error-mapping.ts";
 import { parseSse } from "../sse.ts";

@@ -1,5 +1,5 @@
 /**
- * Chat Completions chunks → Responses stream events (brief §7 "Event synthesis", §3.4 ordering).
+ * Chat Completions chunks → Responses stream events (https://platform.openai.com/docs/api-reference/responses-streaming; ordering as the openai SDK accumulator checks it).
  * Owns the state of one streamed chat completion: the open message item and its content part,
  * the function_call items by tool-call index, the finish reason and the usage.
  * Invariants of the emitted sequence (what the openai SDK accumulator checks):

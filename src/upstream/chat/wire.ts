@@ -4,7 +4,7 @@
  * behaviour. Schemas are loose and every field optional where servers differ (vLLM, llama.cpp,
  * Ollama, Groq omit or null fields OpenAI always sends), so only a wrong *type* is rejected.
  * Source: https://platform.openai.com/docs/api-reference/chat/create and
- * https://platform.openai.com/docs/api-reference/chat/streaming (brief §7).
+ * https://platform.openai.com/docs/api-reference/chat/streaming.
  */
 import { z } from "zod";
 
