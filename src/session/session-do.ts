@@ -2,9 +2,11 @@
  * The session Durable Object: one instance per (tenant, session). It owns the session's client
  * WebSockets (hibernation API: `ctx.acceptWebSocket`, never `ws.accept()`), its conversation
  * state in SQLite, and its alarm (connection lifetime, retention). It composes modules and
- * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), frames
- * (`WebSocketTransport`), HTTP (`HttpTransport`), sockets (`ConnectionRegistry`), live responses
- * (`LiveRegistry`), upstreams (`UpstreamRouter`).
+ * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), the stages
+ * around each turn's upstream (`createTurnPipeline`, src/pipeline/), frames (`WebSocketTransport`),
+ * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table),
+ * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`).
+ * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`).
  * Invariants: store:false state lives only as long as the socket (or HTTP request) that created
  * it — it is kept in SQLite so it survives hibernation of a live socket, and deleted when the
  * socket closes or is found gone; no response stays `in_progress` across a restart; the session
