@@ -2,6 +2,8 @@
  * Builds the Response object from a stored record and its output items. Owns the
  * defaults OpenAI reports for settings the request left out, so every event and every HTTP read
  * shows the same object.
+ * Invariant: the object has every field the `openai` SDK's `Response` type declares as required
+ * (test/support/sdk-response-fields.ts checks it against the SDK type).
  * Source: https://platform.openai.com/docs/api-reference/responses/object
  */
 
@@ -38,6 +40,8 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
   return {
     id: record.id,
     object: "response",
+    // No access program applies (OpenAI's value for an implicit Standard program).
+    access_programs: null,
     created_at: seconds(record.createdAt),
     status: record.status,
     background: false,

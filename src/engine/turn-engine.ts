@@ -4,8 +4,8 @@
  * each:
  *   1. `resolveParent`: `previous_response_id` (connection-scoped for store:false, imported from
  *      another session of the tenant when needed);
- *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite, tool
- *      pairing over both, and the response record;
+ *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
+ *      outputs whose call was deleted, history-repair.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
@@ -33,6 +33,7 @@ import {
 } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import type { EventSink } from "./event-sink.ts";
+import { withoutOrphanOutputs } from "./history-repair.ts";
 import type { LiveRegistry } from "./live-responses.ts";
 import { responseObject, ZERO_USAGE } from "./response-object.ts";
 import { validateToolPairing } from "./tool-pairing.ts";
@@ -135,7 +136,8 @@ export class TurnEngine {
    */
   private prepareContext(request: CreateRequest, parent: ResponseRecord | null, scope: TurnScope): Turn {
     const input = inputItems(request);
-    const history = this.deps.history(parent?.id ?? null);
+    // A chain cut by a deletion may hold outputs of calls that went with it (history-repair.ts).
+    const history = withoutOrphanOutputs(this.deps.history(parent?.id ?? null));
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),

@@ -159,10 +159,16 @@ export class HttpTransport {
     return Response.json({ id, object: "response", deleted: true });
   }
 
-  /** `GET /v1/responses/{id}/input_items`: one page of the response's input items. */
+  /**
+   * `GET /v1/responses/{id}/input_items`: one page of the items the response was generated from:
+   * for a chained response, the whole chain's items (history(parent)), then its own input — as
+   * OpenAI lists them ("A list of items used to generate this response", `ResponseItemList` in
+   * the openai SDK). A chain cut by a deletion or expiry starts at its new root.
+   */
   inputItems(id: string, page: InputItemsPage): Response {
-    this.visible(id);
-    let items = this.deps.store.items(id, "input");
+    const record = this.visible(id);
+    const { store } = this.deps;
+    let items = [...(record.parentId ? store.history(record.parentId) : []), ...store.items(id, "input")];
     if (page.order === "desc") items = items.reverse();
     if (page.after) {
       const index = items.findIndex((item) => item.id === page.after);

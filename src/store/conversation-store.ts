@@ -319,8 +319,9 @@ export class ConversationStore {
   }
 
   /**
-   * Deletes one response with its items and event log, at once. Its children are re-parented to
-   * its parent, so their chains stay valid (their history no longer contains the deleted turn).
+   * Deletes one response with its items and event log, at once. Its children become the roots of
+   * their chains (as when a response expires): their history no longer holds anything before
+   * them (see src/engine/history-repair.ts for what that leaves behind).
    * @returns false when no such response exists.
    */
   delete(id: string): boolean {
@@ -328,7 +329,7 @@ export class ConversationStore {
     if (!record) return false;
     this.epoch++;
     this.storage.transactionSync(() => {
-      this.sql.exec("UPDATE responses SET parent_id = ? WHERE parent_id = ?", record.parentId, id);
+      this.sql.exec("UPDATE responses SET parent_id = NULL WHERE parent_id = ?", id);
       this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
       this.eventLogs.delete([id]);
       this.sql.exec("DELETE FROM responses WHERE id = ?", id);

@@ -1,0 +1,37 @@
+/**
+ * Repairs a history whose chain was cut. When a response is deleted (or expires), its children
+ * become the roots of their chains (src/store/conversation-store.ts); a child that answered a
+ * `function_call` of the removed ancestor then starts with a `function_call_output` whose call is
+ * gone. Such outputs are dropped from the history a continuation is built on: a strict upstream
+ * (OpenAI) refuses an output without its call, and nothing else in the history refers to them.
+ * Owns that rule. Invariant: only outputs with no earlier `function_call` of the same `call_id`
+ * are dropped, only from the stored history (a client's own new input is still validated as sent,
+ * src/engine/tool-pairing.ts); the stored items themselves are never changed, so `input_items`
+ * still lists what the client sent.
+ */
+import type { CountedContext, CountedItem } from "../context/counted-context.ts";
+
+function callIdOf(item: CountedItem["item"]): string | null {
+  const callId = (item as { call_id?: unknown }).call_id;
+  return typeof callId === "string" ? callId : null;
+}
+
+/**
+ * `history` without `function_call_output`s whose `function_call` is not before them.
+ * @returns `history` itself when nothing is dropped (the usual case: no allocation).
+ */
+export function withoutOrphanOutputs(history: CountedContext): CountedContext {
+  const calls = new Set<string>();
+  let counted: CountedItem[] | null = null;
+  for (const [index, c] of history.counted.entries()) {
+    const callId = callIdOf(c.item);
+    if (c.item.type === "function_call" && callId !== null) calls.add(callId);
+    const orphan = c.item.type === "function_call_output" && callId !== null && !calls.has(callId);
+    if (orphan) counted ??= history.counted.slice(0, index);
+    else counted?.push(c);
+  }
+  if (counted === null) return history;
+  let bound = 0;
+  for (const c of counted) bound += c.tokens ?? c.bound;
+  return { items: counted.map((c) => c.item), counted, bound };
+}
