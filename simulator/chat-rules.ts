@@ -17,7 +17,7 @@
  * Strict only (the default):
  * - images only in user messages — `Invalid 'messages[3]'. Image URLs are only allowed for
  *   messages with role 'user', but this message with role 'tool' contains an image URL.` (code
- *   `invalid_value`); an image part's `detail`, when given, is `auto`, `low` or `high` —
+ *   `invalid_value`); an image part's `detail`, when given, is `auto`, `low`, `high` or `original` —
  *   https://platform.openai.com/docs/api-reference/chat/create (`image_url.detail`);
  * - an assistant message without `tool_calls` has content — `Invalid value for 'content':
  *   expected a string, got null.` (param `messages.[i].content`);
@@ -33,7 +33,7 @@ import { invalidRequest } from "./errors.ts";
 import { isJsonObject, type JsonObject } from "./json.ts";
 
 const ROLES = ["system", "assistant", "user", "function", "tool", "developer"];
-const DETAILS = ["auto", "low", "high"];
+const DETAILS = ["auto", "low", "high", "original"];
 
 function emptyArray(name: string) {
   return invalidRequest(
@@ -82,7 +82,7 @@ function validateParts(message: JsonObject, i: number): void {
     }
     if (image.detail !== undefined && !DETAILS.includes(String(image.detail))) {
       throw invalidRequest(
-        `Invalid value: '${String(image.detail)}'. Supported values are: 'auto', 'low', and 'high'.`,
+        `Invalid value: '${String(image.detail)}'. Supported values are: 'auto', 'low', 'high', and 'original'.`,
         `messages[${i}].content[${j}].image_url.detail`,
         "invalid_value",
       );

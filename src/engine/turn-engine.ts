@@ -28,10 +28,11 @@ import {
   type UpstreamStream,
 } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
+import { validateTurnContext } from "./context-rules.ts";
 import type { EventSink } from "./event-sink.ts";
+import { repairHistory } from "./history-repair.ts";
 import { OutputRekeyer } from "./rekey.ts";
 import { responseObject, ZERO_USAGE } from "./response-object.ts";
-import { validateToolPairing } from "./tool-pairing.ts";
 import { TurnEmitter } from "./turn-emitter.ts";
 
 /** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
@@ -118,9 +119,14 @@ export class TurnEngine {
       );
     }
     const input = assignIds(normalizeInput(request.input));
-    const history = this.context.history(parent?.id ?? null); // render cache (src/context), else SQLite
+    // Render cache (src/context), else SQLite; then without what interrupted or deleted turns left.
+    const history = repairHistory(this.context.history(parent?.id ?? null), input, parent);
     const context: StoredItem[] = [...history.items, ...input];
-    validateToolPairing(context);
+    validateTurnContext(context, {
+      input,
+      continues: parentId !== null,
+      generate: request.generate !== false,
+    });
 
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {

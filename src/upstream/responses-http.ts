@@ -5,6 +5,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming), brief §5.
  */
 import { z } from "zod";
+import { adjacentToolOutputs } from "../engine/tool-pairing.ts";
 import type { Item } from "../protocol/items.ts";
 import { retryAfterMs } from "./retry-after.ts";
 import { parseSse } from "./sse.ts";
@@ -99,7 +100,7 @@ export class ResponsesHttpUpstream implements Upstream {
       // Keep the upstream's prefix cache hot for this session unless the client chose a key.
       prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
       model: request.model,
-      input: (previous ? request.newInput : request.input).map(toUpstreamItem),
+      input: adjacentToolOutputs(previous ? request.newInput : request.input).map(toUpstreamItem),
       ...(previous ? { previous_response_id: previous } : {}),
       stream: true,
       store: stored,

@@ -126,15 +126,15 @@ describe("strict simulator: chat messages", () => {
     expect(answered.choices[0]?.finish_reason).toBe("stop");
   });
 
-  it("accepts images in user messages only, with detail auto/low/high or none", async () => {
-    for (const detail of [undefined, "auto", "low", "high"]) {
+  it("accepts images in user messages only, with detail auto/low/high/original or none", async () => {
+    for (const detail of [undefined, "auto", "low", "high", "original"]) {
       const ok = await create([{ role: "user", content: [{ type: "text", text: "look" }, image(detail)] }]);
       expect(ok.choices[0]?.finish_reason).toBe("stop");
     }
     const badDetail = create([{ role: "user", content: [image("medium")] }]);
     expect(await rejection(badDetail)).toEqual(
       invalid(
-        "Invalid value: 'medium'. Supported values are: 'auto', 'low', and 'high'.",
+        "Invalid value: 'medium'. Supported values are: 'auto', 'low', 'high', and 'original'.",
         "messages[0].content[0].image_url.detail",
         "invalid_value",
       ),
