@@ -7,8 +7,10 @@
  *   message or a tool call), else `Item 'rs_…' of type 'reasoning' was provided without its
  *   required following item.` — https://github.com/continuedev/continue/issues/8933 (body),
  *   https://github.com/openclaw/openclaw/issues/1158 (reasoning last, or before a user message);
- *   for a reasoning id the server issued, that item must carry the id it had: an assistant
- *   message sent without its id fails the same way — https://github.com/mastra-ai/mastra/issues/11103;
+ *   a reasoning item resolved by its id (no `encrypted_content`) needs that item with the id it
+ *   had: an assistant message sent without its id fails the same way —
+ *   https://github.com/mastra-ai/mastra/issues/11103 (with `encrypted_content` the item carries
+ *   its own state; clients such as Codex replay it with no ids at all);
  * - an item the server issued right after a reasoning item must come right after that reasoning:
  *   `Item 'fc_…' of type 'function_call' was provided without its required 'reasoning' item:
  *   'rs_…'.` — https://github.com/continuedev/continue/issues/10018,
@@ -103,8 +105,9 @@ export class ReasoningLedger {
         return;
       }
       const issued = id ? this.#byId.get(id) : undefined;
+      const byId = issued !== undefined && typeof item.encrypted_content !== "string";
       const next = items[index + 1];
-      if (!next || !isModelItem(next) || (issued && next.id !== issued.followingId)) {
+      if (!next || !isModelItem(next) || (byId && next.id !== issued.followingId)) {
         throw invalidRequest(
           `Item '${id}' of type 'reasoning' was provided without its required following item.`,
           "input",

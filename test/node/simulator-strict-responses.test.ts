@@ -249,21 +249,38 @@ describe("strict simulator: reasoning items", () => {
     expect(ok.status).toBe("completed");
   });
 
-  it("rejects a reasoning item without its following item: last, before a user message, or before an id-less message", async () => {
-    const { input, reasoning, message } = await reasoningTurn({ store: false, include: true });
+  it("rejects a reasoning item without its following item: last, or before a user message", async () => {
+    const { input, reasoning } = await reasoningTurn({ store: false, include: true });
     const missing = invalid(
       `Item '${reasoning.id}' of type 'reasoning' was provided without its required following item.`,
     );
-    const { id: _id, ...withoutId } = message;
-    for (const rest of [
-      [reasoning],
-      [reasoning, user("go on")],
-      [reasoning, withoutId, user("go on")],
-    ] as unknown as ResponseInputItem[][]) {
-      expect(
-        await rejection(client.responses.create({ model: "m", store: false, input: [...input, ...rest] })),
-      ).toEqual(missing);
+    for (const rest of [[reasoning], [reasoning, user("go on")]] as unknown as ResponseInputItem[][]) {
+      const request = client.responses.create({ model: "m", store: false, input: [...input, ...rest] });
+      expect(await rejection(request)).toEqual(missing);
     }
+  });
+
+  it("a reasoning item resolved by id needs its following item with its id", async () => {
+    const { input, reasoning, message } = await reasoningTurn({ store: true, include: false });
+    const { id: _id, ...withoutId } = message;
+    const request = client.responses.create({
+      model: "m",
+      input: [...input, reasoning, withoutId, user("go on")] as unknown as ResponseInputItem[],
+    });
+    expect(await rejection(request)).toEqual(
+      invalid(`Item '${reasoning.id}' of type 'reasoning' was provided without its required following item.`),
+    );
+  });
+
+  it("a reasoning item carrying encrypted_content may be followed by an id-less item", async () => {
+    const { input, reasoning, message } = await reasoningTurn({ store: false, include: true });
+    const { id: _id, ...withoutId } = message;
+    const ok = await client.responses.create({
+      model: "m",
+      store: false,
+      input: [...input, reasoning, withoutId, user("go on")] as unknown as ResponseInputItem[],
+    });
+    expect(ok.status).toBe("completed");
   });
 
   it("rejects an issued item sent without the reasoning item that preceded it", async () => {
