@@ -10,6 +10,10 @@
  * - An assistant `message` carries only `output_text` / `refusal` parts: `Invalid value:
  *   'input_text'. Supported values are: 'output_text' and 'refusal'.` —
  *   https://github.com/jamesrochabrun/SwiftOpenAI/issues/136.
+ * - `max_output_tokens` is at least 16 (API reference: "minimum 16") — `Invalid
+ *   'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10
+ *   instead.` (code `integer_below_min_value`; OpenAI's wording for a minimum, as recorded for
+ *   `max_tokens`: https://github.com/envoyproxy/ai-gateway/blob/main/internal/testing/fakeopenai/cassettes/edge-bad-request.yaml).
  * - Required fields of the items the API reference defines (`function_call`: call_id, name,
  *   arguments; `function_call_output`: call_id, output; `reasoning`: summary; `message`: role,
  *   content) → `Missing required parameter: 'input[3].call_id'.` (code
@@ -88,4 +92,19 @@ export function validateInputItems(items: readonly JsonObject[]): void {
       }
     });
   });
+}
+
+/** Minimum `max_output_tokens` of the Responses API. */
+export const MIN_OUTPUT_TOKENS = 16;
+
+/** Checks the numeric settings OpenAI bounds (`max_output_tokens` ≥ 16). */
+export function validateSettings(body: JsonObject): void {
+  const max = body.max_output_tokens;
+  if (typeof max === "number" && max < MIN_OUTPUT_TOKENS) {
+    throw invalidRequest(
+      `Invalid 'max_output_tokens': integer below minimum value. Expected a value >= ${MIN_OUTPUT_TOKENS}, but got ${max} instead.`,
+      "max_output_tokens",
+      "integer_below_min_value",
+    );
+  }
 }

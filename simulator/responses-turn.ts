@@ -12,7 +12,7 @@ import { DEFAULT_DIRECTIVES, type Directives, parseDirectives } from "./directiv
 import { invalidRequest, previousResponseNotFound, simulatedFailure } from "./errors.ts";
 import { buildEventSteps, type EventStep, outputTokens, toOutputItem } from "./events.ts";
 import { newId } from "./ids.ts";
-import { validateInputItems, validateInputPresence } from "./input-rules.ts";
+import { validateInputItems, validateInputPresence, validateSettings } from "./input-rules.ts";
 import type { JsonObject } from "./json.ts";
 import { validateToolPairing } from "./pairing.ts";
 import { planTurn } from "./policy.ts";
@@ -82,7 +82,10 @@ export function prepareTurn(
   const generate = !(env.websocket && params.generate === false);
   const prevId = params.previous_response_id ?? null;
   record.previousResponseId = prevId;
-  if (state.strict) validateInputPresence(params.input, prevId !== null, generate);
+  if (state.strict) {
+    validateSettings(body);
+    validateInputPresence(params.input, prevId !== null, generate);
+  }
   const input = normalizeInput(params.input);
   record.inputItemCount = input.length;
   if (state.strict) validateInputItems(input);

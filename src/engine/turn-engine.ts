@@ -126,6 +126,7 @@ export class TurnEngine {
       input,
       continues: parentId !== null,
       generate: request.generate !== false,
+      maxOutputTokens: request.max_output_tokens,
     });
 
     const storeFlag = request.store ?? true;

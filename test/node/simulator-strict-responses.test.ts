@@ -71,6 +71,20 @@ describe("strict simulator: input presence and item shape", () => {
     expect(next.status).toBe("completed");
   });
 
+  it("rejects max_output_tokens below 16", async () => {
+    expect(
+      await rejection(client.responses.create({ model: "m", input: "x", max_output_tokens: 10 })),
+    ).toEqual(
+      invalid(
+        "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead.",
+        "max_output_tokens",
+        "integer_below_min_value",
+      ),
+    );
+    const ok = await client.responses.create({ model: "m", input: "x", max_output_tokens: 16 });
+    expect(ok.status).not.toBe("failed");
+  });
+
   it("accepts an input-less generate:false warm-up over WebSocket", async () => {
     const ws = new WsTestSession(sim.url);
     const warm = await ws.turn({ model: "m", store: false, generate: false, instructions: "prepare" });

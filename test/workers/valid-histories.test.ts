@@ -309,6 +309,23 @@ describe("requests OpenAI refuses are refused before any upstream call", () => {
     expect(await upstreamInputs(marker)).toEqual([]);
   });
 
+  it("max_output_tokens below 16", async () => {
+    const client = sdkClient();
+    const marker = `max-${crypto.randomUUID()}`;
+    const request = client.responses.create({ model: MODEL, input: marker, max_output_tokens: 10 });
+    expect(await rejection(request)).toEqual({
+      status: 400,
+      error: {
+        message:
+          "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead.",
+        type: "invalid_request_error",
+        param: "max_output_tokens",
+        code: "integer_below_min_value",
+      },
+    });
+    expect(await upstreamInputs(marker)).toEqual([]);
+  });
+
   it("a reasoning item without the item that must follow it", async () => {
     const client = sdkClient();
     const marker = `rs-input-${crypto.randomUUID()}`;

@@ -35,6 +35,14 @@ describe("validateTurnContext", () => {
     expect(refusal([user, assistant], [], true)).toBeNull();
   });
 
+  it("refuses max_output_tokens below 16, in OpenAI's words", () => {
+    const turn = { input: [user], continues: false, generate: true };
+    expect(() => validateTurnContext([user], { ...turn, maxOutputTokens: 10 })).toThrow(
+      "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got 10 instead.",
+    );
+    expect(() => validateTurnContext([user], { ...turn, maxOutputTokens: 16 })).not.toThrow();
+  });
+
   it("refuses a reasoning item not followed by a model item", () => {
     const message = "Item 'rs_1' of type 'reasoning' was provided without its required following item.";
     expect(refusal([user, reasoning], [reasoning])).toMatchObject({ status: 400, param: "input", message });
