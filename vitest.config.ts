@@ -1,9 +1,10 @@
 /**
- * Test configuration: two projects.
+ * Test configuration: three projects.
  * - `workers`: runs inside workerd through the Workers vitest integration
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
+ * - `unit`: fast tests of pure modules in Node (test/unit mirrors the source paths).
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
@@ -77,6 +78,7 @@ export default defineConfig({
           testTimeout: 30_000,
         },
       },
+      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
       {
         test: {
           name: "node",

@@ -39,6 +39,11 @@ export interface Directives {
    * answers are ASCII: put the non-ASCII text in a tool output or a backticked command.
    */
   splitChars: boolean;
+  /**
+   * Responses only (`reasoning=1`): the output starts with a `reasoning` item (with
+   * `encrypted_content` when the request's `include` asks for it), as a reasoning model's does.
+   */
+  reasoning: boolean;
 }
 
 /** Defaults used when no directive is present. */
@@ -53,6 +58,7 @@ export const DEFAULT_DIRECTIVES: Directives = {
   wsDropSeed: 1,
   wsMaxResponses: 0,
   splitChars: false,
+  reasoning: false,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -110,6 +116,9 @@ export function parseDirectives(text: string): Directives {
         break;
       case "split_chars":
         d.splitChars = value === "1" || value === "true";
+        break;
+      case "reasoning":
+        d.reasoning = value === "1" || value === "true";
         break;
       default:
         break;

@@ -1,7 +1,8 @@
 /**
  * CLI entry of the reference simulator: `node simulator/main.ts`. Environment: SIM_PORT
  * (default 8788), SIM_HOST (default 127.0.0.1), SIM_DECODE_TPS (tokens/s, default 1000),
- * SIM_PREFILL_MS_PER_TOKEN (ms, default 0.05), SIM_FIRST_TOKEN_MS (ms, default 5). Stops
+ * SIM_PREFILL_MS_PER_TOKEN (ms, default 0.05), SIM_FIRST_TOKEN_MS (ms, default 5), SIM_STRICT
+ * (`0` = lenient validation; default strict). Stops
  * cleanly on SIGINT/SIGTERM.
  */
 import { type SimulatorOptions, startSimulator } from "./server.ts";
@@ -25,6 +26,8 @@ const prefill = envNumber("SIM_PREFILL_MS_PER_TOKEN");
 if (prefill !== undefined) options.prefillMsPerToken = prefill;
 const overhead = envNumber("SIM_FIRST_TOKEN_MS");
 if (overhead !== undefined) options.firstTokenOverheadMs = overhead;
+
+if (process.env.SIM_STRICT === "0") options.strict = false;
 
 const sim = await startSimulator(options);
 let stopping = false;

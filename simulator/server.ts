@@ -12,6 +12,7 @@ import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts
 import { sendError, sendJson } from "./http-util.ts";
 import { handleModerations } from "./moderations.ts";
 import { KeyedPrefixCache } from "./prefix-cache.ts";
+import { ReasoningLedger } from "./reasoning.ts";
 import { Recorder, recordToJson } from "./recorder.ts";
 import { handleResponsesHttp } from "./responses-http.ts";
 import { DEFAULT_MODEL } from "./responses-turn.ts";
@@ -37,6 +38,12 @@ export interface SimulatorOptions {
   firstTokenOverheadMs?: number;
   /** Responses each WS connection keeps in its local cache (default 1, like OpenAI). */
   wsCacheSize?: number;
+  /**
+   * Validate every request like the strictest known upstream (default true): OpenAI's rules
+   * plus tool-group adjacency (simulator/README.md, "Strict validation"). False keeps the
+   * lenient behaviour (call_id pairing only).
+   */
+  strict?: boolean;
 }
 
 /** A started simulator. */
@@ -115,6 +122,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     recorder,
     wsConnections: new WsConnectionLog(),
     wsCacheSize: options.wsCacheSize ?? DEFAULT_CONNECTION_CACHE_SIZE,
+    strict: options.strict ?? true,
+    reasoning: new ReasoningLedger(),
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };
   const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {

@@ -1,9 +1,11 @@
 /**
  * Shared state of one running simulator instance: resolved options (timing, logging), the
- * stored-response map, the HTTP prefix caches and the request recorder. Passed to every
+ * stored-response map, the HTTP prefix caches, the request recorder, the issued reasoning items
+ * and whether validation is strict. Passed to every
  * endpoint handler.
  */
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
+import type { ReasoningLedger } from "./reasoning.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ResponseStore } from "./store.ts";
 import type { TimingModel } from "./timing.ts";
@@ -21,6 +23,13 @@ export interface SimState {
   wsConnections: WsConnectionLog;
   /** Responses each WS connection keeps in its local cache. */
   wsCacheSize: number;
+  /**
+   * Validate requests like the strictest known upstream (simulator/README.md, "Strict
+   * validation"); false keeps only OpenAI's call_id pairing. Default true.
+   */
+  strict: boolean;
+  /** Reasoning items issued (directive `reasoning=1`), for the replay rules (reasoning.ts). */
+  reasoning: ReasoningLedger;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }

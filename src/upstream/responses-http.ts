@@ -8,6 +8,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming).
  */
 import { z } from "zod";
+import { adjacentToolOutputs } from "../protocol/tool-calls.ts";
 import { asUpstreamError, redact } from "./error-mapping.ts";
 import { type HttpUpstreamOptions, postStreaming } from "./http-client.ts";
 import { toUpstreamItem } from "./item-conversion.ts";
@@ -85,7 +86,7 @@ export class ResponsesHttpUpstream implements Upstream {
       // Keep the upstream's prefix cache hot for this session unless the client chose a key.
       prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
       model: request.model,
-      input: (previous ? request.newInput : request.input).map(toUpstreamItem),
+      input: adjacentToolOutputs(previous ? request.newInput : request.input).map(toUpstreamItem),
       ...(previous ? { previous_response_id: previous } : {}),
       stream: true,
       store: stored,

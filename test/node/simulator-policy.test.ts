@@ -35,6 +35,7 @@ describe("simulator directives", () => {
       wsDropSeed: 1,
       wsMaxResponses: 0,
       splitChars: false,
+      reasoning: false,
     });
     expect(parseDirectives("[sim:ws_drop_pct=30] [sim:ws_drop_seed=7] [sim:ws_limit=2]")).toMatchObject({
       wsDropPct: 30,
@@ -43,6 +44,7 @@ describe("simulator directives", () => {
     });
     expect(parseDirectives("[sim:ws_drop_pct=101]").wsDropPct).toBe(0);
     expect(parseDirectives("[sim:split_chars=1]").splitChars).toBe(true);
+    expect(parseDirectives("[sim:reasoning=1]").reasoning).toBe(true);
     expect(parseDirectives("[sim:fail=midstream]").fail).toEqual({ kind: "midstream" });
     expect(parseDirectives("[sim:fail=before]").fail).toEqual({ kind: "before", status: 500 });
     expect(parseDirectives("[sim:fail=nope] plain").fail).toBeNull();

@@ -77,7 +77,7 @@ describe("toChatMessages", () => {
         content: [
           { type: "text", text: "look" },
           { type: "image_url", image_url: { url: "https://example.test/a.png", detail: "high" } },
-          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", detail: "auto" } },
           { type: "file", file: { file_data: "data:application/pdf;base64,AAAA", filename: "a.pdf" } },
           { type: "file", file: { file_id: "file-123" } },
         ],

@@ -3,10 +3,13 @@
  * (https://developers.openai.com/api/docs/guides/websocket-mode): the turn's settings, `store:false` (the upstream's connection-local cache holds
  * the chain), and either the delta on top of the upstream's own previous response id, or the full
  * context with no previous id. Owns that choice's wire form.
- * Invariant: Deltagate item ids never go upstream (the upstream never saw them), and a frame
- * carries `previous_response_id` only together with the delta.
+ * Invariant: Deltagate item ids never go upstream (the upstream never saw them), a frame
+ * carries `previous_response_id` only together with the delta, and tool outputs sit in their
+ * call's tool group (src/protocol/tool-calls.ts).
  */
+
 import type { Json } from "../../protocol/json.ts";
+import { adjacentToolOutputs } from "../../protocol/tool-calls.ts";
 import { toUpstreamItem } from "../item-conversion.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 
@@ -31,7 +34,7 @@ export function createFrame(request: UpstreamRequest, plan: FramePlan): Record<s
     model: request.model,
     store: false,
     prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
-    input: items.map(toUpstreamItem) as unknown as Json[],
+    input: adjacentToolOutputs(items).map(toUpstreamItem) as unknown as Json[],
   };
   if (plan.parentUpstreamId !== null) frame.previous_response_id = plan.parentUpstreamId;
   if (!plan.generate) frame.generate = false;
