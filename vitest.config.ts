@@ -1,11 +1,12 @@
 /**
- * Test configuration: two projects.
+ * Test configuration: three projects.
  * - `workers`: runs inside workerd through the Workers vitest integration
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
+ * - `unit`: fast Node tests of pure logic (parsers, counters, validators), mirroring `src/` paths.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
  */
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
@@ -86,6 +87,7 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      { test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" } },
     ],
   },
 });
