@@ -17,6 +17,7 @@ import {
   internalError,
   responseNotFound,
 } from "../protocol/errors.ts";
+import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 import type { LiveRegistry } from "./live-responses.ts";
@@ -61,7 +62,7 @@ export function laneSink(conn: Connection, streamId: string | null | undefined):
 function streamIdOf(frame: string | ArrayBuffer): string | null {
   if (typeof frame !== "string") return null;
   try {
-    const value: unknown = JSON.parse(frame);
+    const value = parseClientJson(frame, "frame");
     if (typeof value === "object" && value !== null && "stream_id" in value) {
       const id = (value as { stream_id: unknown }).stream_id;
       return typeof id === "string" && id.length > 0 ? id : null;

@@ -7,7 +7,8 @@
  */
 import type { Context } from "hono";
 import type { Env } from "../config/env.ts";
-import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
+import { previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
+import { parseClientJson } from "../protocol/json-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
@@ -52,12 +53,7 @@ export function forward(
 /** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const text = await c.req.text();
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw invalidRequest("The request body is not valid JSON.", null, "invalid_json");
-  }
+  const body = parseClientJson(text);
   const previous =
     typeof body === "object" && body !== null && "previous_response_id" in body
       ? (body as { previous_response_id: unknown }).previous_response_id
