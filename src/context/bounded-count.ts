@@ -8,8 +8,10 @@
  * Bound: no pre-token longer than `MAX_PIECE_BYTES` UTF-8 bytes reaches the merging; a longer one
  * is cut into chunks of at most that many bytes (at code point boundaries), each counted on its
  * own. Merging a chunk costs O(MAX_PIECE_BYTES) per byte, so a count costs
- * O(bytes × MAX_PIECE_BYTES) at worst, about 3 µs per byte for random letters without spaces, the
- * worst shape measured (bench/tokenizer.ts), against 0.1–0.3 µs per byte for prose and code.
+ * O(bytes × MAX_PIECE_BYTES) at worst: measured (bench/tokenizer.ts, a loaded 2-core machine)
+ * 1.5–2.5 µs per byte for random letters or CJK without breaks, the worst shapes, about what
+ * random short words cost with no long pre-token at all, against 0.1–0.5 µs per byte for prose
+ * and code and under 0.1 µs for runs of one character.
  * Exactness: text whose pre-tokens all fit the cap is counted exactly (the same count as the
  * tokenizer alone); prose, code, JSON and Markdown (including table padding of a few hundred
  * spaces or dashes) stay under it. A longer pre-token's count is an estimate: the sum of its
