@@ -7,6 +7,7 @@
  * - `unit`: fast tests of pure modules in Node (test/unit mirrors the source paths).
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
+ * - `unit`: fast Node tests of pure logic (parsers, counters, validators), mirroring `src/` paths.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
  */
 import { cloudflareTest } from "@cloudflare/vitest-plugin";

@@ -51,14 +51,15 @@ export function responseOwner(responseId: string): string | null {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-const ITEM_PREFIX: Record<string, string> = {
-  message: "msg",
-  function_call: "fc",
-  function_call_output: "fco",
-  reasoning: "rs",
-};
+/** A `Map`, so an item type named after an `Object.prototype` member gets `item_` too. */
+const ITEM_PREFIX = new Map([
+  ["message", "msg"],
+  ["function_call", "fc"],
+  ["function_call_output", "fco"],
+  ["reasoning", "rs"],
+]);
 
 /** A new item id with OpenAI's prefix for the item type (`item_` for other types). */
 export function newItemId(type: string): string {
-  return `${ITEM_PREFIX[type] ?? "item"}_${randomToken(16)}`;
+  return `${ITEM_PREFIX.get(type) ?? "item"}_${randomToken(16)}`;
 }
