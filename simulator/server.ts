@@ -37,6 +37,11 @@ export interface SimulatorOptions {
   firstTokenOverheadMs?: number;
   /** Responses each WS connection keeps in its local cache (default 1, like OpenAI). */
   wsCacheSize?: number;
+  /**
+   * Accept permessage-deflate when a WebSocket client offers it (default false). Codex offers it;
+   * the benchmark turns it on so a direct client gets the same compression a gateway could give.
+   */
+  wsPerMessageDeflate?: boolean;
 }
 
 /** A started simulator. */
@@ -125,7 +130,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (err.status >= 500) state.log(`internal error: ${err.message}`);
     });
   });
-  const wss = createWsServer();
+  const wss = createWsServer(options.wsPerMessageDeflate ?? false);
   server.on("upgrade", (req, socket, head) => {
     const path = (req.url ?? "/").split("?")[0]?.replace(/\/+$/, "");
     if (path !== "/v1/responses") {
