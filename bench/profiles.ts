@@ -154,9 +154,11 @@ export function upstreamKey(def: Pick<ProfileDef, "modelTime" | "edgeProvider">)
 /** A heading for a profile, e.g. "far2 (client → edge RTT 20 ms, up 2 Mbit/s, …; fast model)". */
 export function profileLabel(def: ProfileDef): string {
   const parts: string[] = [];
-  if (def.clientEdge) parts.push(`client → edge: ${describeLink(def.clientEdge)}`);
-  if (def.clientProvider && def.clientProvider !== def.clientEdge) {
-    parts.push(`client → upstream: ${describeLink(def.clientProvider)}`);
+  if (def.clientEdge && def.clientProvider === def.clientEdge) {
+    parts.push(`client → edge or upstream: ${describeLink(def.clientEdge)}`);
+  } else {
+    if (def.clientEdge) parts.push(`client → edge: ${describeLink(def.clientEdge)}`);
+    if (def.clientProvider) parts.push(`client → upstream: ${describeLink(def.clientProvider)}`);
   }
   if (def.edgeProvider) parts.push(`edge → upstream: ${describeLink(def.edgeProvider)}`);
   if (parts.length === 0) parts.push("every hop on 127.0.0.1");
