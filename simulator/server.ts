@@ -44,6 +44,11 @@ export interface SimulatorOptions {
    * lenient behaviour (call_id pairing only).
    */
   strict?: boolean;
+  /**
+   * Accept permessage-deflate when a WebSocket client offers it (default false). Codex offers it;
+   * the benchmark turns it on so a direct client gets the same compression a gateway could give.
+   */
+  wsPerMessageDeflate?: boolean;
 }
 
 /** A started simulator. */
@@ -134,7 +139,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (err.status >= 500) state.log(`internal error: ${err.message}`);
     });
   });
-  const wss = createWsServer();
+  const wss = createWsServer(options.wsPerMessageDeflate ?? false);
   server.on("upgrade", (req, socket, head) => {
     const path = (req.url ?? "/").split("?")[0]?.replace(/\/+$/, "");
     if (path !== "/v1/responses") {
