@@ -39,6 +39,11 @@ export interface Directives {
    * answers are ASCII: put the non-ASCII text in a tool output or a backticked command.
    */
   splitChars: boolean;
+  /**
+   * Responses API only (`hold=NAME`, NAME of letters, digits, `_.:-`): everything but the terminal
+   * event is sent, then the response waits for `POST /_sim/release?hold=NAME` (simulator/holds.ts).
+   */
+  hold: string | null;
 }
 
 /** Defaults used when no directive is present. */
@@ -53,6 +58,7 @@ export const DEFAULT_DIRECTIVES: Directives = {
   wsDropSeed: 1,
   wsMaxResponses: 0,
   splitChars: false,
+  hold: null,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -110,6 +116,9 @@ export function parseDirectives(text: string): Directives {
         break;
       case "split_chars":
         d.splitChars = value === "1" || value === "true";
+        break;
+      case "hold":
+        d.hold = /^[A-Za-z0-9_.:-]{1,64}$/.test(value) ? value : d.hold;
         break;
       default:
         break;

@@ -3,6 +3,7 @@
  * stored-response map, the HTTP prefix caches and the request recorder. Passed to every
  * endpoint handler.
  */
+import type { Holds } from "./holds.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ResponseStore } from "./store.ts";
@@ -21,6 +22,8 @@ export interface SimState {
   wsConnections: WsConnectionLog;
   /** Responses each WS connection keeps in its local cache. */
   wsCacheSize: number;
+  /** Named holds of the `hold=` directive (`POST /_sim/release`). */
+  holds: Holds;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }

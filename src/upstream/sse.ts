@@ -1,8 +1,8 @@
 /**
  * Server-Sent Events parsing for upstream streams (WHATWG HTML §9.2 "Parsing an event stream").
  * Owns byte → event decoding. Invariant: a multi-byte UTF-8 character split across network
- * chunks is decoded intact (the decoder runs in streaming mode), and an event is yielded only
- * once its terminating blank line has arrived.
+ * chunks is decoded intact (the decoder runs in streaming mode), so is a CRLF split between its
+ * CR and LF, and an event is yielded only once its terminating blank line has arrived.
  * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html#parsing-an-event-stream
  */
 
@@ -31,10 +31,17 @@ export async function* parseSse(
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
+      if (done) {
+        // A CR at the very end is a whole line ending, not half of a CRLF: process it.
+        if (!buffer.endsWith("\r")) break;
+        buffer += "\n";
+      } else {
+        buffer += value;
+      }
       let newline = buffer.search(/\r\n|\r|\n/);
       while (newline >= 0) {
+        // A CR ending the buffer may be the first half of a CRLF cut between chunks: wait for more.
+        if (newline === buffer.length - 1 && buffer.endsWith("\r")) break;
         const line = buffer.slice(0, newline);
         const width = buffer.startsWith("\r\n", newline) ? 2 : 1;
         buffer = buffer.slice(newline + width);
@@ -52,6 +59,7 @@ export async function* parseSse(
         }
         newline = buffer.search(/\r\n|\r|\n/);
       }
+      if (done) break;
     }
     signal?.throwIfAborted();
   } finally {

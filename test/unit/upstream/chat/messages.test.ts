@@ -4,10 +4,10 @@
  * messages in call order right after their calls, dropped reasoning) and the settings mapping.
  */
 import { describe, expect, it } from "vitest";
-import type { StoredItem } from "../../src/protocol/items.ts";
-import { toChatMessages } from "../../src/upstream/chat/messages.ts";
-import { toChatRequest } from "../../src/upstream/chat/request.ts";
-import { UpstreamError, type UpstreamRequest } from "../../src/upstream/upstream.ts";
+import type { StoredItem } from "../../../../src/protocol/items.ts";
+import { toChatMessages } from "../../../../src/upstream/chat/messages.ts";
+import { toChatRequest } from "../../../../src/upstream/chat/request.ts";
+import { UpstreamError, type UpstreamRequest } from "../../../../src/upstream/upstream.ts";
 
 function request(input: StoredItem[], settings: UpstreamRequest["settings"] = {}): UpstreamRequest {
   return {
