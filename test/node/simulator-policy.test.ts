@@ -35,6 +35,7 @@ describe("simulator directives", () => {
       wsDropSeed: 1,
       wsMaxResponses: 0,
       splitChars: false,
+      hold: null,
     });
     expect(parseDirectives("[sim:ws_drop_pct=30] [sim:ws_drop_seed=7] [sim:ws_limit=2]")).toMatchObject({
       wsDropPct: 30,
@@ -43,6 +44,8 @@ describe("simulator directives", () => {
     });
     expect(parseDirectives("[sim:ws_drop_pct=101]").wsDropPct).toBe(0);
     expect(parseDirectives("[sim:split_chars=1]").splitChars).toBe(true);
+    expect(parseDirectives("[sim:hold=lane-1.a:b]").hold).toBe("lane-1.a:b");
+    expect(parseDirectives("[sim:hold=a/b]").hold).toBeNull();
     expect(parseDirectives("[sim:fail=midstream]").fail).toEqual({ kind: "midstream" });
     expect(parseDirectives("[sim:fail=before]").fail).toEqual({ kind: "before", status: 500 });
     expect(parseDirectives("[sim:fail=nope] plain").fail).toBeNull();
