@@ -233,9 +233,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     String(port),
     // wrangler's default inspector port is the first free one from 9229 on, probed before it
     // binds it: two stacks starting at once (parallel test files) both pick 9229 and one dies
-    // with "Address already in use". A port of our own avoids that race.
+    // with "Address already in use" (socket "direct:1:default"). Port 0 lets the OS pick one
+    // as it binds, so no two stacks can race for it (nothing here attaches a debugger).
     "--inspector-port",
-    String(await freePort()),
+    "0",
     "--env-file",
     envFile,
     "--show-interactive-dev-session=false",
