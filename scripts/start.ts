@@ -44,7 +44,7 @@ console.log(
   `\nDeltagate is up: ${stack.baseUrl}  (WebSocket: ${stack.baseUrl.replace(/^http/, "ws")}/responses)`,
 );
 console.log(`Upstream: ${settings.UPSTREAMS ? "the UPSTREAMS routing table" : upstream}`);
-console.log(`API key: ${settings.DELTAGATE_API_KEYS ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`);
+console.log(`API key: ${settings.DELTAGATE_API_KEYS !== undefined ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`);
 console.log(`Try it: ${demo}   (Ctrl-C stops Deltagate and the simulator)\n`);
 
 let shuttingDown = false;
