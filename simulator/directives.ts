@@ -44,6 +44,11 @@ export interface Directives {
    * `encrypted_content` when the request's `include` asks for it), as a reasoning model's does.
    */
   reasoning: boolean;
+  /**
+   * Responses API only (`hold=NAME`, NAME of letters, digits, `_.:-`): everything but the terminal
+   * event is sent, then the response waits for `POST /_sim/release?hold=NAME` (simulator/holds.ts).
+   */
+  hold: string | null;
 }
 
 /** Defaults used when no directive is present. */
@@ -59,6 +64,7 @@ export const DEFAULT_DIRECTIVES: Directives = {
   wsMaxResponses: 0,
   splitChars: false,
   reasoning: false,
+  hold: null,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -119,6 +125,9 @@ export function parseDirectives(text: string): Directives {
         break;
       case "reasoning":
         d.reasoning = value === "1" || value === "true";
+        break;
+      case "hold":
+        d.hold = /^[A-Za-z0-9_.:-]{1,64}$/.test(value) ? value : d.hold;
         break;
       default:
         break;

@@ -217,12 +217,14 @@ async function handleCreate(
   }
   const midstream = turn.directives.fail?.kind === "midstream";
   const stopBefore = midstream ? midstreamCutIndex(turn.steps) : turn.steps.length;
+  const hold = turn.directives.hold;
   const done = await runSteps(
     turn.steps,
     startMs,
     conn.closed.signal,
     (step) => send(conn, step.event),
     stopBefore,
+    hold ? () => state.holds.wait(hold, conn.closed.signal) : undefined,
   );
   if (!done) {
     record.aborted = true;

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { handleChatCompletions } from "./chat-completions.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
+import { Holds } from "./holds.ts";
 import { sendError, sendJson } from "./http-util.ts";
 import { handleModerations } from "./moderations.ts";
 import { KeyedPrefixCache } from "./prefix-cache.ts";
@@ -98,6 +99,12 @@ async function route(state: SimState, req: IncomingMessage, res: ServerResponse)
     const filter = ids ? new Set(ids.split(",").map(Number)) : undefined;
     return sendJson(res, 200, { data: state.wsConnections.list(filter) });
   }
+  if (method === "POST" && path === "/_sim/release") {
+    const hold = url.searchParams.get("hold");
+    if (!hold) throw new SimError(400, "invalid_request_error", "Missing 'hold'.", null, "hold");
+    state.holds.release(hold);
+    return sendJson(res, 200, { released: hold });
+  }
   if (method === "DELETE" && path === "/_sim/requests") {
     state.recorder.clear();
     return sendJson(res, 200, { deleted: true });
@@ -129,6 +136,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     wsCacheSize: options.wsCacheSize ?? DEFAULT_CONNECTION_CACHE_SIZE,
     strict: options.strict ?? true,
     reasoning: new ReasoningLedger(),
+    holds: new Holds(),
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };
   const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {

@@ -4,6 +4,7 @@
  * and whether validation is strict. Passed to every
  * endpoint handler.
  */
+import type { Holds } from "./holds.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
 import type { ReasoningLedger } from "./reasoning.ts";
 import type { Recorder } from "./recorder.ts";
@@ -30,6 +31,8 @@ export interface SimState {
   strict: boolean;
   /** Reasoning items issued (directive `reasoning=1`), for the replay rules (reasoning.ts). */
   reasoning: ReasoningLedger;
+  /** Named holds of the `hold=` directive (`POST /_sim/release`). */
+  holds: Holds;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }
