@@ -25,6 +25,7 @@ export default defineConfig({
         plugins: [
           cloudflareTest(({ inject }) => {
             const upstream = `${inject<string>("simulatorUrl")}/v1`;
+            const otherProvider = `${inject<string>("otherProviderUrl")}/v1`;
             // Test routing table: model prefixes pick the adapter under test; all reach the simulator.
             const routes = [
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
@@ -59,6 +60,13 @@ export default defineConfig({
               // …and two simulator routes, so every attempt of a failing turn shows in the recorder.
               { model: "sim-retry*", api: "responses-http", base_url: upstream, max_retries: 2 },
               { model: "sim-retry*", api: "responses-http", base_url: upstream, max_retries: 1 },
+              // Encrypted reasoning across a fallback (src/upstream/encrypted-reasoning.ts): a
+              // WebSocket route, then the HTTP route of the same provider (same base URL)…
+              { model: "sim-fb-same*", api: "responses-ws", base_url: upstream, max_retries: 0 },
+              { model: "sim-fb-same*", api: "responses-http", base_url: upstream },
+              // …or of another provider (a second simulator, with its own reasoning ledger).
+              { model: "sim-fb-other*", api: "responses-ws", base_url: upstream, max_retries: 0 },
+              { model: "sim-fb-other*", api: "responses-http", base_url: otherProvider },
               { model: "*", api: "responses-http", base_url: upstream, api_key_var: "UPSTREAM_API_KEY" },
             ];
             return {

@@ -23,11 +23,22 @@
  * - `encrypted_content` must be replayed byte-exact: anything the server did not issue is
  *   400 `The encrypted content gAAA…xyz= could not be verified.` (code
  *   `invalid_encrypted_content`, param null) — https://github.com/openai/codex/issues/8119;
+ *   and it is bound to the id of the item it was issued on: under another id it is 400 `The
+ *   encrypted content for item rs_… could not be verified. Reason: Encrypted content item_id did
+ *   not match the target item id.` — https://github.com/maximhq/bifrost/issues/5186 (a gateway
+ *   that replayed it under an id it made up), https://github.com/can1357/oh-my-pi/issues/290
+ *   (without an id the content names its own item, as Codex replays it);
  * - `include: ["reasoning.encrypted_content"]` is what returns `encrypted_content` on output
  *   reasoning items; without it they carry none, so a `store: false` chain can only replay them
  *   by id, which fails as above — https://platform.openai.com/docs/guides/reasoning
  *   (encrypted reasoning items), https://platform.openai.com/docs/api-reference/responses/create
- *   (`include`).
+ *   (`include`);
+ * - a model that does not reason refuses that `include`: 400 `Encrypted content is not supported
+ *   with this model.` (`param: "include"`, code null) — body recorded from api.openai.com for
+ *   gpt-4o in https://github.com/ShishirPatil/gorilla/issues/1148; the non-reasoning families
+ *   (GPT-3.5, GPT-4, GPT-4o, GPT-4.1, the `-chat-latest` aliases) per
+ *   https://github.com/NousResearch/hermes-agent/pull/24234 and
+ *   https://github.com/pydantic/pydantic-ai/pull/3331. Such a model emits no reasoning item.
  */
 import { randomBytes } from "node:crypto";
 import { invalidRequest, SimError } from "./errors.ts";
@@ -50,10 +61,30 @@ const MAX_ENTRIES = 100_000;
 /** The `include` value that returns `encrypted_content` on reasoning items. */
 export const INCLUDE_ENCRYPTED = "reasoning.encrypted_content";
 
+/**
+ * True for a model id of OpenAI's non-reasoning families (see the module header), also behind a
+ * router's prefix (`openai/gpt-4o`) or a test route's (`sim-ws-gpt-4o`).
+ */
+export function isNonReasoningModel(model: string): boolean {
+  return /gpt-(3\.5|4)/.test(model) || model.endsWith("-chat-latest");
+}
+
+/**
+ * Refuses `include: ["reasoning.encrypted_content"]` for a model that does not reason.
+ * @throws {SimError} 400 with OpenAI's message, `param: "include"`.
+ */
+export function validateInclude(body: JsonObject, model: string): void {
+  const include = Array.isArray(body.include) && body.include.includes(INCLUDE_ENCRYPTED);
+  if (include && isNonReasoningModel(model)) {
+    throw invalidRequest("Encrypted content is not supported with this model.", "include");
+  }
+}
+
 /** Issued reasoning items, process-wide (ids and encrypted content are global at OpenAI too). */
 export class ReasoningLedger {
   readonly #byId = new Map<string, Issued>();
-  readonly #encrypted = new Set<string>();
+  /** Issued `encrypted_content` → the id of the reasoning item it was issued on. */
+  readonly #encrypted = new Map<string, string>();
   /** Item id → id of the reasoning item that preceded it when issued. */
   readonly #precededBy = new Map<string, string>();
 
@@ -66,7 +97,7 @@ export class ReasoningLedger {
     const id = newId("rs_");
     const encrypted = `gAAAAA${randomBytes(48).toString("base64url")}==`;
     this.#byId.set(id, { encrypted, followingId, stored });
-    this.#encrypted.add(encrypted);
+    this.#encrypted.set(encrypted, id);
     this.#precededBy.set(followingId, id);
     this.#trim();
     const item: JsonObject = { id, type: "reasoning", summary: [] };
@@ -115,7 +146,9 @@ export class ReasoningLedger {
       }
       if (index < inputStart) return;
       if (typeof item.encrypted_content === "string") {
-        if (!this.#encrypted.has(item.encrypted_content)) throw notVerified(item.encrypted_content);
+        const issuedOn = this.#encrypted.get(item.encrypted_content);
+        if (issuedOn === undefined) throw notVerified(item.encrypted_content);
+        if (id && id !== issuedOn) throw idMismatch(id);
       } else if (id && !issued?.stored) {
         throw itemNotFound(id, store);
       }
@@ -136,6 +169,15 @@ function notVerified(encrypted: string): SimError {
     400,
     "invalid_request_error",
     `The encrypted content ${shown} could not be verified.`,
+    "invalid_encrypted_content",
+  );
+}
+
+function idMismatch(id: string): SimError {
+  return new SimError(
+    400,
+    "invalid_request_error",
+    `The encrypted content for item ${id} could not be verified. Reason: Encrypted content item_id did not match the target item id.`,
     "invalid_encrypted_content",
   );
 }

@@ -17,7 +17,7 @@ import type { JsonObject } from "./json.ts";
 import { validateToolPairing } from "./pairing.ts";
 import { planTurn } from "./policy.ts";
 import { contextSegments, type PrefixCache, segmentTokens } from "./prefix-cache.ts";
-import { INCLUDE_ENCRYPTED } from "./reasoning.ts";
+import { INCLUDE_ENCRYPTED, isNonReasoningModel, validateInclude } from "./reasoning.ts";
 import type { RecordedRequest } from "./recorder.ts";
 import { parseCreateParams } from "./request-schema.ts";
 import { initialResponse, makeUsage, type WireResponse } from "./response-object.ts";
@@ -82,8 +82,10 @@ export function prepareTurn(
   const generate = !(env.websocket && params.generate === false);
   const prevId = params.previous_response_id ?? null;
   record.previousResponseId = prevId;
+  const model = params.model ?? DEFAULT_MODEL;
   if (state.strict) {
     validateSettings(body);
+    validateInclude(body, model);
     validateInputPresence(params.input, prevId !== null, generate);
   }
   const input = normalizeInput(params.input);
@@ -117,7 +119,8 @@ export function prepareTurn(
   const plan = generate ? planTurn(ctx, directives) : { items: [], truncated: false };
   const output: ResponseOutputItem[] = plan.items.map(toOutputItem);
   const followingId = output[0]?.id;
-  const reasoningTokens = directives.reasoning && followingId ? REASONING_TOKENS : 0;
+  const reasons = directives.reasoning && !isNonReasoningModel(model);
+  const reasoningTokens = reasons && followingId ? REASONING_TOKENS : 0;
   if (reasoningTokens > 0 && followingId) {
     const include = Array.isArray(body.include) && body.include.includes(INCLUDE_ENCRYPTED);
     const reasoning = state.reasoning.issue(followingId, store, include);
@@ -133,7 +136,7 @@ export function prepareTurn(
   const remembered = contextSegments(params.tools, params.instructions, [...items, ...outputItemsJson]);
   for (const cache of env.caches) cache.remember(remembered);
 
-  const initial = initialResponse(newId("resp_", 24), body, params.model ?? DEFAULT_MODEL);
+  const initial = initialResponse(newId("resp_", 24), body, model);
   const usage = makeUsage(inputTokens, cached, outputTokens(output) + reasoningTokens, reasoningTokens);
   const steps = buildEventSteps({
     initial,

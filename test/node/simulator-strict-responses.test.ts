@@ -297,6 +297,47 @@ describe("strict simulator: reasoning items", () => {
     expect(ok.status).toBe("completed");
   });
 
+  it("encrypted_content is bound to its item's id: under another id it fails verification, without one it passes", async () => {
+    const { input, reasoning, message } = await reasoningTurn({ store: false, include: true });
+    const renamed = { ...reasoning, id: "rs_made_up" };
+    const bad = client.responses.create({
+      model: "m",
+      store: false,
+      input: [...input, ...replay(renamed, message), user("go on")],
+    });
+    expect(await rejection(bad)).toEqual(
+      invalid(
+        "The encrypted content for item rs_made_up could not be verified. Reason: Encrypted content item_id did not match the target item id.",
+        null,
+        "invalid_encrypted_content",
+      ),
+    );
+    const { id: _rid, ...anonymous } = reasoning;
+    const { id: _mid, ...plainMessage } = message;
+    const ok = await client.responses.create({
+      model: "m",
+      store: false,
+      input: [...input, anonymous, plainMessage, user("go on")] as unknown as ResponseInputItem[],
+    });
+    expect(ok.status).toBe("completed");
+  });
+
+  it("a model that does not reason refuses include reasoning.encrypted_content and emits no reasoning", async () => {
+    for (const model of ["gpt-4o-mini", "openai/gpt-4.1", "gpt-5-chat-latest"]) {
+      const refused = client.responses.create({
+        model,
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        input: "hi [sim:reasoning=1]",
+      });
+      expect(await rejection(refused)).toEqual(
+        invalid("Encrypted content is not supported with this model.", "include"),
+      );
+      const plain = await client.responses.create({ model, store: false, input: "hi [sim:reasoning=1]" });
+      expect(plain.output.map((item) => item.type)).toEqual(["message"]);
+    }
+  });
+
   it("rejects an issued item sent without the reasoning item that preceded it", async () => {
     const { input, reasoning, message } = await reasoningTurn({ store: false, include: true });
     const orphan = client.responses.create({
