@@ -78,6 +78,9 @@ export default defineConfig({
         },
       },
       {
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+      },
+      {
         test: {
           name: "node",
           include: ["test/node/**/*.test.ts"],
