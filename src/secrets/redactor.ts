@@ -52,9 +52,15 @@ export class SecretRedactor {
   /**
    * Collects every secret of a Worker environment: each string binding whose name ends in
    * KEY/TOKEN/SECRET/PASSWORD/CREDENTIAL(S), and every key of `DELTAGATE_API_KEYS` (`key:tenant`).
+   * @param extra further secret values, whatever their binding is named (e.g. the upstream keys
+   *   the routing table reads through `api_key_var`); nulls are skipped.
    */
-  static fromEnv(env: Readonly<Record<string, unknown>>): SecretRedactor {
+  static fromEnv(
+    env: Readonly<Record<string, unknown>>,
+    extra: Iterable<string | null> = [],
+  ): SecretRedactor {
     const values: string[] = [];
+    for (const value of extra) if (value !== null) values.push(value);
     for (const [name, value] of Object.entries(env)) {
       if (typeof value !== "string") continue;
       if (name === "DELTAGATE_API_KEYS") {

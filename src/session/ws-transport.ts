@@ -12,8 +12,14 @@ import type { TurnEngine } from "../engine/turn-engine.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import { connectionLimitReached, eventLogUnavailable, responseNotFound } from "../protocol/errors.ts";
+import {
+  type ApiError,
+  connectionLimitReached,
+  eventLogUnavailable,
+  responseNotFound,
+} from "../protocol/errors.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
+import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 
@@ -65,6 +71,8 @@ export interface WebSocketTransportDeps {
   live: LiveRegistry;
   /** Connection lifetime in ms (60 minutes by default, as OpenAI). */
   maxConnectionMs: number;
+  /** The environment's secrets, redacted from every `error` event (src/secrets/redactor.ts). */
+  redactor: SecretRedactor;
   now(): number;
 }
 
@@ -74,6 +82,7 @@ export class WebSocketTransport {
   private readonly store: ConversationStore;
   private readonly live: LiveRegistry;
   private readonly maxConnectionMs: number;
+  private readonly redactor: SecretRedactor;
   private readonly now: () => number;
 
   constructor(deps: WebSocketTransportDeps) {
@@ -81,6 +90,7 @@ export class WebSocketTransport {
     this.store = deps.store;
     this.live = deps.live;
     this.maxConnectionMs = deps.maxConnectionMs;
+    this.redactor = deps.redactor;
     this.now = deps.now;
   }
 
@@ -97,7 +107,7 @@ export class WebSocketTransport {
     try {
       event = parseClientFrame(frame);
     } catch (error) {
-      sendFrame(conn.ws, errorEvent(asApiError(error, "frame rejected"), streamIdOf(frame)));
+      this.sendError(conn, asApiError(error, "frame rejected", this.redactor), streamIdOf(frame));
       return;
     }
     switch (event.type) {
@@ -134,18 +144,18 @@ export class WebSocketTransport {
     const sink = laneSink(conn, streamId);
     const record = this.store.get(responseId);
     if (!record || (record.connId !== null && record.connId !== conn.attachment.connId)) {
-      sendFrame(conn.ws, errorEvent(responseNotFound(responseId), streamId));
+      this.sendError(conn, responseNotFound(responseId), streamId);
       return;
     }
     const live = this.live.get(responseId);
     if (live) {
       if (!live.subscribe(sink, startingAfter))
-        sendFrame(conn.ws, errorEvent(eventLogUnavailable(responseId), streamId));
+        this.sendError(conn, eventLogUnavailable(responseId), streamId);
       return;
     }
     const log = this.store.eventLogs.read(responseId);
     if (!log) {
-      sendFrame(conn.ws, errorEvent(eventLogUnavailable(responseId), streamId));
+      this.sendError(conn, eventLogUnavailable(responseId), streamId);
       return;
     }
     for (const event of log) if (event.sequence_number > startingAfter) sink.send(event);
@@ -155,7 +165,7 @@ export class WebSocketTransport {
     const streamId = request.stream_id;
     const rejected = conn.lanes.admit(streamId);
     if (rejected) {
-      sendFrame(conn.ws, errorEvent(rejected, streamId));
+      this.sendError(conn, rejected, streamId);
       return;
     }
     conn.lanes.enqueue(streamId, () => {
@@ -171,7 +181,7 @@ export class WebSocketTransport {
         )
         .catch((error: unknown) => {
           if (conn.closed.signal.aborted) return;
-          sendFrame(conn.ws, errorEvent(asApiError(error, "turn failed"), streamId));
+          this.sendError(conn, asApiError(error, "turn failed", this.redactor), streamId);
         });
       track(run);
       return run;
@@ -187,6 +197,11 @@ export class WebSocketTransport {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
   }
 
+  /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
+  private sendError(conn: Connection, error: ApiError, streamId: string | null | undefined): void {
+    sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));
+  }
+
   /** True when the connection outlived `maxConnectionMs`. */
   expired(conn: Connection): boolean {
     // Read the attachment afresh: it is the durable record of when the socket was accepted.
@@ -197,7 +212,7 @@ export class WebSocketTransport {
   /** Sends `websocket_connection_limit_reached` and closes the socket (1000). */
   closeForLifetime(conn: Connection): void {
     const minutes = Math.round(this.maxConnectionMs / 60_000);
-    sendFrame(conn.ws, errorEvent(connectionLimitReached(minutes)));
+    this.sendError(conn, connectionLimitReached(minutes), null);
     try {
       conn.ws.close(1000, "connection lifetime limit reached");
     } catch {

@@ -8,7 +8,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming).
  */
 import { z } from "zod";
-import { asUpstreamError, redact } from "./error-mapping.ts";
+import { asUpstreamError } from "./error-mapping.ts";
 import { type HttpUpstreamOptions, postStreaming } from "./http-client.ts";
 import { toUpstreamItem } from "./item-conversion.ts";
 import { parseSse } from "./sse.ts";
@@ -155,5 +155,5 @@ export class ResponsesHttpUpstream implements Upstream {
 function streamError(event: UpstreamEvent): UpstreamError {
   const message = typeof event.message === "string" ? event.message : "The upstream reported an error.";
   const code = typeof event.code === "string" ? event.code : "upstream_error";
-  return new UpstreamError(500, code, redact(message));
+  return new UpstreamError(500, code, message);
 }
