@@ -51,6 +51,7 @@ export default defineConfig({
                 api: "responses-ws",
                 base_url: `${inject<string>("largeSimulatorUrl")}/v1`,
                 context_window: 100_000_000,
+                idle_ms: 300, // the warm socket closes soon, so the test can evict the session
               },
               {
                 model: "sim-large*",

@@ -2,7 +2,10 @@
  * The WebSocket transport of a session: turns client frames into engine calls and engine events
  * into frames (https://developers.openai.com/api/docs/guides/websocket-mode). Owns the per-frame contract:
  * - every frame is parsed and validated; a bad frame gets an `error` event with `status` and the
- *   socket stays open (nothing is stored for it);
+ *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
+ *   (413 `request_too_large`) before it is parsed;
+ * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
+ *   which they get 429 `websocket_queue_full`;
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
@@ -19,6 +22,7 @@ import {
   responseNotFound,
 } from "../protocol/errors.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
+import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size-limits.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
@@ -103,6 +107,12 @@ export class WebSocketTransport {
       this.closeForLifetime(conn);
       return;
     }
+    // Measured before parsing, so an oversized frame costs no parse (src/protocol/size-limits.ts).
+    const bytes = typeof frame === "string" ? utf8Length(frame) : frame.byteLength;
+    if (bytes > MAX_REQUEST_BYTES) {
+      this.sendError(conn, requestTooLarge(), null);
+      return;
+    }
     let event: ReturnType<typeof parseClientFrame>;
     try {
       event = parseClientFrame(frame);
@@ -112,7 +122,7 @@ export class WebSocketTransport {
     }
     switch (event.type) {
       case "response.create":
-        this.create(conn, event.request, track);
+        this.create(conn, event.request, bytes, track);
         return;
       case "response.steer":
         sendFrame(conn.ws, {
@@ -161,31 +171,40 @@ export class WebSocketTransport {
     for (const event of log) if (event.sequence_number > startingAfter) sink.send(event);
   }
 
-  private create(conn: Connection, request: CreateRequest, track: (p: Promise<unknown>) => void): void {
+  private create(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+  ): void {
     const streamId = request.stream_id;
-    const rejected = conn.lanes.admit(streamId);
+    const rejected = conn.lanes.admit(streamId, bytes);
     if (rejected) {
       this.sendError(conn, rejected, streamId);
       return;
     }
-    conn.lanes.enqueue(streamId, () => {
-      // A create still queued when its socket closed was never started (no response.created):
-      // drop it rather than generate a response nobody asked to keep waiting for.
-      if (conn.closed.signal.aborted) return Promise.resolve();
-      const run = this.engine
-        .run(
-          request,
-          { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
-          laneSink(conn, streamId),
-          this.signalFor(conn, request),
-        )
-        .catch((error: unknown) => {
-          if (conn.closed.signal.aborted) return;
-          this.sendError(conn, asApiError(error, "turn failed", this.redactor), streamId);
-        });
-      track(run);
-      return run;
-    });
+    conn.lanes.enqueue(
+      streamId,
+      () => {
+        // A create still queued when its socket closed was never started (no response.created):
+        // drop it rather than generate a response nobody asked to keep waiting for.
+        if (conn.closed.signal.aborted) return Promise.resolve();
+        const run = this.engine
+          .run(
+            request,
+            { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
+            laneSink(conn, streamId),
+            this.signalFor(conn, request),
+          )
+          .catch((error: unknown) => {
+            if (conn.closed.signal.aborted) return;
+            this.sendError(conn, asApiError(error, "turn failed", this.redactor), streamId);
+          });
+        track(run);
+        return run;
+      },
+      bytes,
+    );
   }
 
   /**
