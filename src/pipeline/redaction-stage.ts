@@ -9,8 +9,9 @@
  * `error` event or HTTP error, the stored response's `error`, its event log) is therefore clean.
  * Model output (text, tool calls) is not touched: the model never sees Deltagate's keys.
  * Invariant: no `UpstreamError` message, and no error field of an upstream event, reaches the
- * engine unredacted; upstream error messages are capped at `MAX_UPSTREAM_MESSAGE` characters
- * (after redaction, so a cap never cuts a key in two and leaves a prefix behind).
+ * engine unredacted; upstream error messages are capped at `MAX_UPSTREAM_MESSAGE` characters and
+ * error objects at `MAX_UPSTREAM_ERROR_JSON` (after redaction, so a cap never cuts a key in two and
+ * leaves a prefix behind), so a hostile upstream cannot make a stored error outgrow its row.
  */
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import {
@@ -23,6 +24,8 @@ import type { TurnStage } from "./stage.ts";
 
 /** Longest upstream error message relayed, in UTF-16 code units. */
 export const MAX_UPSTREAM_MESSAGE = 500;
+/** Longest upstream error object (`error` event, `response.error`, `incomplete_details`) kept, as JSON. */
+export const MAX_UPSTREAM_ERROR_JSON = 8 * 1024;
 
 /** The redaction stage; list it last in `createTurnPipeline` (outermost). */
 export function redactionStage(redactor: SecretRedactor): TurnStage {
@@ -82,7 +85,7 @@ function redactedError(cause: unknown, redactor: SecretRedactor): unknown {
  * (model output) are returned unchanged.
  */
 function redactedEvent(event: UpstreamEvent, redactor: SecretRedactor): UpstreamEvent {
-  if (event.type === "error") return { ...redactor.json(event), type: "error" };
+  if (event.type === "error") return { ...bounded(redactor.json(event)), type: "error" };
   const response = event.response;
   if (typeof response !== "object" || response === null || Array.isArray(response)) return event;
   if (!("error" in response) && !("incomplete_details" in response)) return event;
@@ -91,8 +94,26 @@ function redactedEvent(event: UpstreamEvent, redactor: SecretRedactor): Upstream
     ...event,
     response: {
       ...rest,
-      ...(error === undefined ? {} : { error: redactor.json(error) }),
-      ...(incomplete_details === undefined ? {} : { incomplete_details: redactor.json(incomplete_details) }),
+      ...(error === undefined ? {} : { error: bounded(redactor.json(error)) }),
+      ...(incomplete_details === undefined
+        ? {}
+        : { incomplete_details: bounded(redactor.json(incomplete_details)) }),
     },
   };
+}
+
+/**
+ * A redacted error object as is when its JSON is at most `MAX_UPSTREAM_ERROR_JSON`, else only its
+ * `code` and `message` (or `reason`), each cut to `MAX_UPSTREAM_MESSAGE`.
+ */
+function bounded<T>(value: T): T {
+  if (typeof value !== "object" || value === null) return value;
+  if (JSON.stringify(value).length <= MAX_UPSTREAM_ERROR_JSON) return value;
+  const fields = value as Record<string, unknown>;
+  const kept: Record<string, string> = {};
+  for (const name of ["type", "code", "message", "reason"]) {
+    const field = fields[name];
+    if (typeof field === "string") kept[name] = field.slice(0, MAX_UPSTREAM_MESSAGE);
+  }
+  return kept as T;
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { MAX_UPSTREAM_MESSAGE, redactedUpstream } from "../../../src/pipeline/redaction-stage.ts";
+import {
+  MAX_UPSTREAM_ERROR_JSON,
+  MAX_UPSTREAM_MESSAGE,
+  redactedUpstream,
+} from "../../../src/pipeline/redaction-stage.ts";
 import { REDACTED, SecretRedactor } from "../../../src/secrets/redactor.ts";
 import {
   type Upstream,
@@ -90,5 +94,26 @@ describe("redaction stage", () => {
     const abort = new DOMException("aborted", "AbortError");
     const aborted = redactedUpstream(upstreamOf([{ type: "response.created" }], abort), redactor);
     expect(await collect(aborted).catch((cause: unknown) => cause)).toBe(abort);
+  });
+
+  it("keeps only a capped code and message of an oversized error object", async () => {
+    const huge = {
+      code: "c".repeat(2_000),
+      message: `${KEY} ${"m".repeat(MAX_UPSTREAM_ERROR_JSON)}`,
+      extra: "x",
+    };
+    const events: UpstreamEvent[] = [
+      { type: "error", ...huge },
+      { type: "response.failed", response: { status: "failed", error: huge } },
+    ];
+    const out = await collect(redactedUpstream(upstreamOf(events), redactor));
+    expect(out[0]).toEqual({
+      type: "error",
+      code: "c".repeat(MAX_UPSTREAM_MESSAGE),
+      message: `${REDACTED} ${"m".repeat(MAX_UPSTREAM_MESSAGE - REDACTED.length - 1)}`,
+    });
+    const error = (out[1]!.response as { error: Record<string, string> }).error;
+    expect(Object.keys(error).sort()).toEqual(["code", "message"]);
+    expect(JSON.stringify(error).length).toBeLessThan(MAX_UPSTREAM_ERROR_JSON);
   });
 });
