@@ -14,6 +14,9 @@
 import { availableParallelism } from "node:os";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { ECHO_APIS, ECHO_KEY_BINDINGS, ECHO_KEYS, type EchoShape } from "./test/support/echo-keys.ts";
+
+const ECHO_SHAPES = Object.keys(ECHO_KEYS) as EchoShape[];
 
 export default defineConfig({
   test: {
@@ -26,8 +29,44 @@ export default defineConfig({
           cloudflareTest(({ inject }) => {
             const upstream = `${inject<string>("simulatorUrl")}/v1`;
             const otherProvider = `${inject<string>("otherProviderUrl")}/v1`;
+            const echo = inject<string>("echoUpstreamUrl");
+            // The hostile upstream (test/support/echo-upstream.ts), one route per API and key
+            // shape, no retries: `echo-http-groq` is Responses HTTP with the Groq-shaped key.
+            const echoRoutes = ECHO_SHAPES.flatMap((shape) => [
+              ...Object.entries(ECHO_APIS).map(([prefix, api]) => ({
+                model: `echo-${prefix}-${shape}`,
+                api,
+                base_url: `${echo}/v1`,
+                api_key_var: ECHO_KEY_BINDINGS[shape],
+                max_retries: 0,
+              })),
+              // A WebSocket upgrade refused with 400 and the key in the body.
+              {
+                model: `echo-wsdeny-${shape}`,
+                api: "responses-ws",
+                base_url: `${echo}/status/400/v1`,
+                api_key_var: ECHO_KEY_BINDINGS[shape],
+                max_retries: 0,
+              },
+            ]);
             // Test routing table: model prefixes pick the adapter under test; all reach the simulator.
             const routes = [
+              ...echoRoutes,
+              // Multi-MB items (test/workers/hostile/large-items.test.ts): a simulator without
+              // prefill cost and a window large enough that a 5 MB tool output fits.
+              {
+                model: "sim-large-ws*",
+                api: "responses-ws",
+                base_url: `${inject<string>("largeSimulatorUrl")}/v1`,
+                context_window: 100_000_000,
+                idle_ms: 300, // the warm socket closes soon, so the test can evict the session
+              },
+              {
+                model: "sim-large*",
+                api: "responses-http",
+                base_url: `${inject<string>("largeSimulatorUrl")}/v1`,
+                context_window: 100_000_000,
+              },
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
               { model: "sim-stored*", api: "responses-http", base_url: upstream, upstream_store: true },
               // Chat Completions with a 300-token window, for `truncation` through that adapter.
@@ -84,6 +123,9 @@ export default defineConfig({
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",
+                  ...Object.fromEntries(
+                    ECHO_SHAPES.map((shape) => [ECHO_KEY_BINDINGS[shape], ECHO_KEYS[shape]]),
+                  ),
                 },
               },
             };

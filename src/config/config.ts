@@ -3,6 +3,7 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
+import { SecretRedactor } from "../secrets/redactor.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -34,6 +35,11 @@ export interface Config {
   retentionMs: number;
   /** Grace period before an abandoned store:true response is cancelled, in ms (default 10 minutes). */
   abandonGraceMs: number;
+  /**
+   * The secrets of this environment (every key-named binding, every tenant key, every route's
+   * upstream key), redacted from every error and log line (src/secrets/redactor.ts).
+   */
+  redactor: SecretRedactor;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -121,10 +127,11 @@ export function parseConfig(env: Env): Config {
     const value = env[name];
     return typeof value === "string" ? value : undefined;
   };
+  const routes = parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env));
   const config: Config = {
     apiKeys: parseApiKeys(env.DELTAGATE_API_KEYS),
     upstream,
-    routes: parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env)),
+    routes,
     upstreamIdleMs: z.coerce
       .number()
       .int()
@@ -149,7 +156,23 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
+    redactor: SecretRedactor.fromEnv(
+      env,
+      routes.map((route) => route.apiKey),
+    ),
   };
   cache.set(env, config);
   return config;
+}
+
+/**
+ * The redactor of an environment, also when its configuration does not parse (then from the
+ * binding names alone), so an error about a bad configuration is still rendered without secrets.
+ */
+export function redactorOf(env: Env): SecretRedactor {
+  try {
+    return parseConfig(env).redactor;
+  } catch {
+    return SecretRedactor.fromEnv(env);
+  }
 }

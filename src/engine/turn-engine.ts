@@ -24,6 +24,7 @@ import type { PreparedTurn } from "../pipeline/stage.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
+import { checkSettingSizes } from "../protocol/size-limits.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import {
   type Upstream,
@@ -93,11 +94,13 @@ export class TurnEngine {
    *   stops without storing further state.
    * @returns the final response id.
    * @throws {ApiError} when the request is rejected before `response.created` (validation,
-   *   unknown previous response, pairing, a stage, upstream failure before its first event).
+   *   size limits, unknown previous response, pairing, a stage, upstream failure before its first
+   *   event).
    *   Nothing is stored in that case.
    */
   async run(request: CreateRequest, scope: TurnScope, sink: EventSink, signal: AbortSignal): Promise<string> {
     rejectUnsupported(request);
+    checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
     const parent = await this.resolveParent(request, scope);
     const turn = this.prepareContext(request, parent, scope);
     const upstream = await this.deps.upstreamFor(turn.prepared);

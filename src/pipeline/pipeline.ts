@@ -3,16 +3,20 @@
  * per turn and gets the model's upstream wrapped by every stage, in the order listed in
  * `createTurnPipeline`:
  *
- *   route chain (innermost) → usage → context window (outermost)
+ *   route chain (innermost) → usage → context window → redaction (outermost)
  *
  * `open()` on the result runs outermost first: the context window fits the request, usage fills a
- * missing usage on the stream, the route chain retries and falls back across the model's routes.
+ * missing usage on the stream, the route chain retries and falls back across the model's routes;
+ * on the way back, redaction removes secrets from every error the upstream reported (it must stay
+ * last: it is the one path upstream error text takes to clients, storage and logs).
  * A new stage (safety, timing, tenant limits…) is one file in this folder implementing `TurnStage`
  * (stage.ts) plus one line in the list below; nothing else changes.
  */
 import type { ContextWindow } from "../context/context-window.ts";
+import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { Upstream } from "../upstream/upstream.ts";
 import { contextWindowStage } from "./context-window-stage.ts";
+import { redactionStage } from "./redaction-stage.ts";
 import type { PreparedTurn, TurnStage } from "./stage.ts";
 import { usageStage } from "./usage-stage.ts";
 
@@ -26,6 +30,8 @@ export interface PipelineServices {
   routeChain(model: string): Upstream;
   /** The session's context window (src/context/context-window.ts). */
   window: ContextWindow;
+  /** The secrets of the environment (src/secrets/redactor.ts). */
+  redactor: SecretRedactor;
 }
 
 /** Builds a turn's upstream: the model's route chain wrapped by the stages, innermost first. */
@@ -60,6 +66,7 @@ export function createTurnPipeline(services: PipelineServices): TurnPipeline {
     [
       usageStage(services.window), // a usage on every completed response (src/context/usage.ts)
       contextWindowStage(services.window), // `truncation` before anything is sent (src/context/)
+      redactionStage(services.redactor), // outermost: no secret in any upstream error (src/secrets/)
     ],
   );
 }

@@ -72,7 +72,11 @@ export class SessionDurableObject extends DurableObject<Env> {
     this.live = new LiveRegistry(this.config.abandonGraceMs);
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
     const window = new ContextWindow(this.store);
-    const pipeline = createTurnPipeline({ routeChain: (model) => router.upstreamFor(model), window });
+    const pipeline = createTurnPipeline({
+      routeChain: (model) => router.upstreamFor(model),
+      window,
+      redactor: this.config.redactor,
+    });
     const engine = new TurnEngine({
       store: this.store,
       history: (parentId) => window.history(parentId),
@@ -83,7 +87,11 @@ export class SessionDurableObject extends DurableObject<Env> {
       importRemote: (id, tenant) => this.importRemote(id, tenant),
     });
     const shared = { engine, store: this.store, live: this.live, now: Date.now };
-    this.ws = new WebSocketTransport({ ...shared, maxConnectionMs: this.config.maxConnectionMs });
+    this.ws = new WebSocketTransport({
+      ...shared,
+      maxConnectionMs: this.config.maxConnectionMs,
+      redactor: this.config.redactor,
+    });
     this.http = new HttpTransport({
       ...shared,
       retentionMs: this.config.retentionMs,
@@ -100,7 +108,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     const tenant = request.headers.get(TENANT_HEADER);
     const sessionId = request.headers.get(SESSION_HEADER);
     if (!tenant || !sessionId || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(invalidRequest("Missing session routing headers."));
+      return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
     return this.serve(
       tenant,
@@ -292,7 +300,8 @@ export class SessionDurableObject extends DurableObject<Env> {
       if (!this.admits(tenant, access)) throw denied();
       return await handler();
     } catch (cause) {
-      return errorResponse(asApiError(cause, "session request failed"));
+      const { redactor } = this.config;
+      return errorResponse(asApiError(cause, "session request failed", redactor), redactor);
     } finally {
       await this.scheduleAlarm();
     }

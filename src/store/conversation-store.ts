@@ -6,6 +6,8 @@
  *   reader never sees a completed response without its output;
  * - `store:false` responses carry the owning connection id and are deleted when it closes;
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
+ * - an item's JSON or a response's settings too long for one row is stored in pieces
+ *   (large-values.ts), written and deleted in the same transaction as its row.
  * - every method that deletes or re-parents responses bumps `historyEpoch` (in-memory history
  *   caches depend on it); `items.tokens` caches an item's token count (counted by src/context and
  *   handed in by the caller), never its data.
@@ -16,6 +18,7 @@ import type { StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
+import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
@@ -47,6 +50,7 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   status: string;
   model: string;
   settings: string;
+  settings_pieces: number;
   usage: string | null;
   error: string | null;
   incomplete_details: string | null;
@@ -61,7 +65,8 @@ function parseJson(text: string | null): Json | null {
   return text === null ? null : (JSON.parse(text) as Json);
 }
 
-function decode(row: ResponseRow): ResponseRecord {
+/** A response row, decoded; `settings` is the settings' JSON (read from its pieces if need be). */
+function decode(row: ResponseRow, settings: string): ResponseRecord {
   return {
     id: row.id,
     parentId: row.parent_id,
@@ -69,7 +74,7 @@ function decode(row: ResponseRow): ResponseRecord {
     store: row.store === 1,
     status: row.status as ResponseStatus,
     model: row.model,
-    settings: JSON.parse(row.settings) as Record<string, Json>,
+    settings: JSON.parse(settings) as Record<string, Json>,
     usage: parseJson(row.usage),
     error: parseJson(row.error),
     incompleteDetails: parseJson(row.incomplete_details),
@@ -113,18 +118,19 @@ interface ItemRowData extends Record<string, SqlStorageValue> {
   kind: number;
   position: number;
   data: string;
+  pieces: number;
   tokens: number | null;
   bytes: number;
 }
 
-function decodeItemRow(row: ItemRowData): ItemRow {
+function decodeItemRow(row: ItemRowData, value: StoredValue): ItemRow {
   return {
     responseId: row.response_id,
     kind: row.kind === INPUT ? "input" : "output",
     position: row.position,
-    item: JSON.parse(row.data) as StoredItem,
+    item: JSON.parse(value.text) as StoredItem,
     tokens: row.tokens,
-    bytes: row.bytes,
+    bytes: value.bytes,
   };
 }
 
@@ -134,6 +140,8 @@ export class ConversationStore {
   private readonly sql: SqlStorage;
   /** Persisted event logs (resumable streams). */
   readonly eventLogs: EventLogStore;
+  /** Pieces of items and settings too long for one row. */
+  private readonly large: LargeValueStore;
   /** Bumped by every method that deletes or re-parents responses (see `historyEpoch`). */
   private epoch = 0;
 
@@ -143,12 +151,18 @@ export class ConversationStore {
     this.sql = storage.sql;
     migrate(storage);
     this.eventLogs = new EventLogStore(storage.sql);
+    this.large = new LargeValueStore(storage.sql);
   }
 
   /** The response with this id, or null. */
   get(id: string): ResponseRecord | null {
     const row = this.sql.exec<ResponseRow>("SELECT * FROM responses WHERE id = ?", id).toArray()[0];
-    return row ? decode(row) : null;
+    if (!row) return null;
+    const settings =
+      row.settings_pieces > 0
+        ? this.large.read({ responseId: id, kind: SETTINGS_KIND, position: 0 }).text
+        : row.settings;
+    return decode(row, settings);
   }
 
   /**
@@ -163,16 +177,22 @@ export class ConversationStore {
     tokens: readonly (number | null)[] = [],
   ): void {
     this.storage.transactionSync(() => {
+      const settings = this.large.write(
+        { responseId: record.id, kind: SETTINGS_KIND, position: 0 },
+        JSON.stringify(record.settings),
+      );
       this.sql.exec(
-        `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, usage, error,
-           incomplete_details, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, settings_pieces,
+           usage, error, incomplete_details, created_at, completed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         record.id,
         record.parentId,
         record.connId,
         record.store ? 1 : 0,
         record.status,
         record.model,
-        JSON.stringify(record.settings),
+        settings.inline,
+        settings.pieces,
         record.usage === null ? null : JSON.stringify(record.usage),
         record.error === null ? null : JSON.stringify(record.error),
         record.incompleteDetails === null ? null : JSON.stringify(record.incompleteDetails),
@@ -211,14 +231,16 @@ export class ConversationStore {
     tokens: readonly (number | null)[] = [],
   ): void {
     items.forEach((item, position) => {
+      const data = this.large.write({ responseId, kind, position }, JSON.stringify(item));
       this.sql.exec(
-        "INSERT INTO items (response_id, kind, position, id, type, data, tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO items (response_id, kind, position, id, type, data, pieces, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         responseId,
         kind,
         position,
         item.id,
         item.type,
-        JSON.stringify(item),
+        data.inline,
+        data.pieces,
         tokens[position] ?? null, // counted by src/context before the insert, else null (counted later)
       );
     });
@@ -230,31 +252,12 @@ export class ConversationStore {
    * history(R) = history(parent(R)) + input(R) + output(R), oldest first. One recursive query.
    */
   history(responseId: string): StoredItem[] {
-    return this.sql
-      .exec<{ data: string }>(
-        `WITH RECURSIVE chain(id, parent_id, depth) AS (
-           SELECT id, parent_id, 0 FROM responses WHERE id = ?
-           UNION ALL
-           SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
-         )
-         SELECT items.data AS data FROM chain JOIN items ON items.response_id = chain.id
-         ORDER BY chain.depth DESC, items.kind ASC, items.position ASC`,
-        responseId,
-      )
-      .toArray()
-      .map((row) => JSON.parse(row.data) as StoredItem);
+    return this.historyRows(responseId).map((row) => row.item);
   }
 
   /** The input (kind 0) or output (kind 1) items of one response, in order. */
   items(responseId: string, which: "input" | "output"): StoredItem[] {
-    return this.sql
-      .exec<{ data: string }>(
-        "SELECT data FROM items WHERE response_id = ? AND kind = ? ORDER BY position",
-        responseId,
-        which === "input" ? INPUT : OUTPUT,
-      )
-      .toArray()
-      .map((row) => JSON.parse(row.data) as StoredItem);
+    return this.itemRows(responseId, which === "input" ? INPUT : OUTPUT).map((row) => row.item);
   }
 
   /**
@@ -279,27 +282,41 @@ export class ConversationStore {
            UNION ALL
            SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
          )
-         SELECT items.response_id, items.kind, items.position, items.data, items.tokens,
+         SELECT items.response_id, items.kind, items.position, items.data, items.pieces, items.tokens,
            length(CAST(items.data AS BLOB)) AS bytes
          FROM chain JOIN items ON items.response_id = chain.id
          ORDER BY chain.depth DESC, items.kind ASC, items.position ASC`,
         responseId,
       )
       .toArray()
-      .map(decodeItemRow);
+      .map((row) => this.decodeItem(row));
   }
 
   /** The output items of one response as rows with keys and cached token counts, in order. */
   outputRows(responseId: string): ItemRow[] {
+    return this.itemRows(responseId, OUTPUT);
+  }
+
+  /** The input or output item rows of one response, in order. */
+  private itemRows(responseId: string, kind: number): ItemRow[] {
     return this.sql
       .exec<ItemRowData>(
-        `SELECT response_id, kind, position, data, tokens, length(CAST(data AS BLOB)) AS bytes
+        `SELECT response_id, kind, position, data, pieces, tokens, length(CAST(data AS BLOB)) AS bytes
          FROM items WHERE response_id = ? AND kind = ? ORDER BY position`,
         responseId,
-        OUTPUT,
+        kind,
       )
       .toArray()
-      .map(decodeItemRow);
+      .map((row) => this.decodeItem(row));
+  }
+
+  /** An item row with its JSON (joined from its pieces when it has some). */
+  private decodeItem(row: ItemRowData): ItemRow {
+    const value =
+      row.pieces > 0
+        ? this.large.read({ responseId: row.response_id, kind: row.kind, position: row.position })
+        : { text: row.data, bytes: row.bytes };
+    return decodeItemRow(row, value);
   }
 
   /** Stores token counts of existing item rows (one transaction; missing rows are ignored). */
@@ -331,6 +348,7 @@ export class ConversationStore {
     this.storage.transactionSync(() => {
       this.sql.exec("UPDATE responses SET parent_id = NULL WHERE parent_id = ?", id);
       this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
+      this.large.deleteResponse(id);
       this.eventLogs.delete([id]);
       this.sql.exec("DELETE FROM responses WHERE id = ?", id);
     });
@@ -352,6 +370,7 @@ export class ConversationStore {
     this.storage.transactionSync(() => {
       for (const id of ids) {
         this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
+        this.large.deleteResponse(id);
         this.sql.exec("DELETE FROM responses WHERE id = ?", id);
       }
       this.eventLogs.delete(ids);
@@ -388,6 +407,7 @@ export class ConversationStore {
         "DELETE FROM items WHERE response_id IN (SELECT id FROM responses WHERE conn_id = ?)",
         connId,
       );
+      this.large.deleteConnection(connId);
       deleted = this.sql.exec("DELETE FROM responses WHERE conn_id = ?", connId).rowsWritten;
     });
     return deleted;

@@ -16,7 +16,7 @@ import {
   rememberRefusal,
   upstreamInclude,
 } from "./encrypted-reasoning.ts";
-import { asUpstreamError, redact } from "./error-mapping.ts";
+import { asUpstreamError } from "./error-mapping.ts";
 import { type HttpUpstreamOptions, postStreaming } from "./http-client.ts";
 import { toUpstreamItems } from "./item-conversion.ts";
 import { parseSse } from "./sse.ts";
@@ -192,5 +192,5 @@ export class ResponsesHttpUpstream implements Upstream {
 function streamError(event: UpstreamEvent): UpstreamError {
   const message = typeof event.message === "string" ? event.message : "The upstream reported an error.";
   const code = typeof event.code === "string" ? event.code : "upstream_error";
-  return new UpstreamError(500, code, redact(message));
+  return new UpstreamError(500, code, message);
 }

@@ -57,7 +57,10 @@ export interface Upstream {
   prewarm?(request: UpstreamRequest): void;
 }
 
-/** An upstream failure, with the status Deltagate reports for it and a client-safe message. */
+/**
+ * An upstream failure, with the status Deltagate reports for it. Its message may quote the
+ * upstream: the redaction stage (src/pipeline/redaction-stage.ts) redacts it before it goes on.
+ */
 export class UpstreamError extends Error {
   readonly status: number;
   readonly code: string;
@@ -70,7 +73,7 @@ export class UpstreamError extends Error {
   /**
    * @param status HTTP status to report (the upstream's own for 4xx/429/5xx; 502 when unreachable).
    * @param code OpenAI-style error code (`upstream_error`, `rate_limit_exceeded`, …).
-   * @param message safe to show the client: never contains credentials.
+   * @param message shown to the client after redaction (never interpolate a configured key).
    * @param retryAfterMs the upstream's `Retry-After`, in ms (src/upstream/retry-after.ts), or null.
    * @param param the upstream error's `param`, or null.
    */

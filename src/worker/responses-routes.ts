@@ -14,10 +14,10 @@ import type { Env } from "../config/env.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
-import { parseClientJson } from "../protocol/json-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { responseOwner } from "../util/ids.ts";
+import { readJsonBody } from "./request-body.ts";
 import { sessionIdOf } from "./session-id.ts";
 
 /** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
@@ -25,9 +25,21 @@ export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 
+/**
+ * `starting_after`: a sequence number as decimal digits (`-1` = from the start, as when omitted).
+ * Strict: an empty value, a sign other than `-1`'s, a fraction, an exponent, hex or a number past
+ * 2^53 − 1 is a 400, never read as some other number (an empty value once read as 0 and skipped
+ * event 0).
+ */
+const sequenceNumber = z
+  .string()
+  .regex(/^(-1|0|[1-9][0-9]*)$/, "expected an integer sequence number (-1 for all events)")
+  .transform(Number)
+  .pipe(z.number().max(Number.MAX_SAFE_INTEGER, "sequence number too large"));
+
 const retrieveQuery = z.object({
   stream: z.enum(["true", "false"]).optional(),
-  starting_after: z.coerce.number().int().min(-1).optional(),
+  starting_after: sequenceNumber.optional(),
 });
 const listQuery = z.object({
   after: z.string().min(1).optional(),
@@ -68,11 +80,11 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
 
 /**
  * The body of `POST /v1/responses`, parsed and validated once.
- * @throws {ApiError} 400 `invalid_json`, a field error, or a WebSocket-only field.
+ * @throws {ApiError} 413 `request_too_large`; 400 `invalid_json`, a field error, or a
+ *   WebSocket-only field.
  */
 async function createBody(request: Request): Promise<CreateRequest> {
-  // Depth-limited before JSON.parse (src/protocol/json-limits.ts): deep nesting is a 400, never a stack overflow.
-  const body = parseClientJson(await request.text());
+  const body = await readJsonBody(request);
   const parsed = createRequest.safeParse(body);
   if (!parsed.success) throw zodToApiError(parsed.error);
   for (const field of ["stream_id", "generate"] as const) {
