@@ -218,10 +218,12 @@ export class TurnEngine {
     const { record } = turn;
     this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
+    const emitter = new TurnEmitter(live, this.deps.store, record);
     try {
-      const emitter = new TurnEmitter(live, this.deps.store, record);
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });
+      // The log exists from the start (written with the record's insert, in the same commit).
+      emitter.flush();
       const result = await streamTurn(
         upstream,
         turn.upstreamRequest,
@@ -232,6 +234,7 @@ export class TurnEngine {
       if (result) emitter.complete(result.outcome);
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {
+      emitter.close();
       this.deps.live.end(record.id);
     }
   }

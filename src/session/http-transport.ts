@@ -15,7 +15,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import type { LiveRegistry } from "../engine/live-responses.ts";
+import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import { responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
@@ -151,7 +151,7 @@ export class HttpTransport {
     }
     const log = this.deps.store.eventLogs.read(id);
     if (!log) throw eventLogUnavailable(id);
-    for (const event of log) if (event.sequence_number > options.startingAfter) sse.send(event);
+    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
     sse.close();
     return sse.response();
   }
