@@ -65,6 +65,9 @@ export default defineConfig({
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",
+                  // Keepalives after 1 s of silence (production default 15 s), so a test upstream
+                  // that stays silent for a few seconds (`delay_ms`) shows them.
+                  KEEPALIVE_MS: "1000",
                 },
               },
             };

@@ -34,10 +34,18 @@ export interface Config {
   retentionMs: number;
   /** Grace period before an abandoned store:true response is cancelled, in ms (default 10 minutes). */
   abandonGraceMs: number;
+  /** Silence in ms after which a response in flight sends a `keepalive` event (0 = never). */
+  keepaliveMs: number;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
 const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+
+/**
+ * Default silence before a `keepalive` event, in ms: well under the ~100 s idle timeout of proxies
+ * in front of Cloudflare and Codex's 300 s stream idle timeout.
+ */
+export const DEFAULT_KEEPALIVE_MS = 15_000;
 
 /** Default idle time before a warm upstream WebSocket is closed, in ms. */
 export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
@@ -149,6 +157,12 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
+    keepaliveMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .parse(env.KEEPALIVE_MS ?? DEFAULT_KEEPALIVE_MS),
   };
   cache.set(env, config);
   return config;

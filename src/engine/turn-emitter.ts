@@ -1,6 +1,13 @@
 /**
  * Event emission and commit of one response. Owns the `sequence_number` counter of a response,
- * the persistence of its event log while it streams, and the commit-before-complete rule.
+ * the persistence of its event log while it streams, keepalives, and the commit-before-complete
+ * rule.
+ * Keepalive: while the response is in flight and nothing was sent for `keepaliveMs` (a long
+ * prefill or reasoning phase, a slow upstream), `{"type":"keepalive","sequence_number":N}` is sent
+ * — the event OpenAI itself sends on long Responses streams, which the `openai` SDK's accumulator
+ * ignores — numbered and logged like any event, so a replay stays contiguous. It is a text frame
+ * (WebSocket) or an `event: keepalive` (SSE): Codex resets its stream idle timeout on any text
+ * frame and ignores unknown event types, and proxies see traffic well within their idle timeouts.
  * A Durable Object's output gate holds every message sent after a storage write until that write
  * is durable ("output gate", https://developers.cloudflare.com/durable-objects/reference/glossary/;
  * https://blog.cloudflare.com/durable-objects-easy-fast-correct-choose-three/). So the log is
@@ -36,12 +43,16 @@ export class TurnEmitter {
   private logTimer: ReturnType<typeof setTimeout> | null = null;
   /** False for store:false responses, and once the log outgrew its cap (live-responses.ts). */
   private logging: boolean;
+  private readonly keepaliveMs: number;
+  private keepaliveTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord) {
+  /** @param keepaliveMs silence before a `keepalive` event, in ms (0 = never). */
+  constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord, keepaliveMs = 0) {
     this.live = live;
     this.store = store;
     this.record = record;
     this.logging = record.store;
+    this.keepaliveMs = keepaliveMs;
   }
 
   /** Publishes the next event (its `sequence_number` is assigned here), then logs it. */
@@ -49,6 +60,7 @@ export class TurnEmitter {
     const event: ServerEvent = { type, sequence_number: this.seq++, ...fields };
     this.live.publish(event);
     this.log(event);
+    this.armKeepalive();
   }
 
   /** Writes the events sent so far to the log now (e.g. right after `response.created`). */
@@ -87,9 +99,21 @@ export class TurnEmitter {
     this.live.publish(terminal);
   }
 
-  /** Stops the log timer (the turn ended; `complete` calls it). Unwritten events are dropped. */
+  /** Stops the timers (the turn ended; `complete` calls it). Unwritten events are dropped. */
   close(): void {
     this.clearLogTimer();
+    if (this.keepaliveTimer !== null) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+  }
+
+  /** (Re)starts the silence countdown after an event. */
+  private armKeepalive(): void {
+    if (this.keepaliveMs <= 0) return;
+    if (this.keepaliveTimer !== null) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = setTimeout(() => {
+      this.keepaliveTimer = null;
+      this.emit("keepalive", {});
+    }, this.keepaliveMs);
   }
 
   private log(event: ServerEvent): void {

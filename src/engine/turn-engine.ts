@@ -60,6 +60,8 @@ export interface TurnEngineDeps {
   ownerId: string;
   /** Clock in ms. */
   now(): number;
+  /** Silence in ms after which a response in flight sends a `keepalive` event (0 = never). */
+  keepaliveMs: number;
   /** Live responses of the session: event logs, subscribers, cancellation. */
   live: LiveRegistry;
   /**
@@ -218,7 +220,7 @@ export class TurnEngine {
     const { record } = turn;
     this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
-    const emitter = new TurnEmitter(live, this.deps.store, record);
+    const emitter = new TurnEmitter(live, this.deps.store, record, this.deps.keepaliveMs);
     try {
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });

@@ -83,6 +83,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       upstreamFor: (turn) => pipeline.upstreamFor(turn),
       ownerId: ctx.id.toString(),
       now: Date.now,
+      keepaliveMs: this.config.keepaliveMs,
       live: this.live,
       importRemote: (id, tenant) => this.importRemote(id, tenant),
     });
