@@ -1,9 +1,10 @@
 /**
- * Test configuration: two projects.
+ * Test configuration: three projects.
  * - `workers`: runs inside workerd through the Workers vitest integration
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
+ * - `unit`: pure logic in plain Node, under test/unit/ at the path of the source file it tests.
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
@@ -78,6 +79,13 @@ export default defineConfig({
           include: ["test/workers/**/*.test.ts"],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
+        },
+      },
+      {
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          environment: "node",
         },
       },
       {
