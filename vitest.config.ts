@@ -7,6 +7,7 @@
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
+ * - `unit`: pure logic in plain Node, under test/unit/ at the path of the source file it tests.
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
@@ -126,6 +127,9 @@ export default defineConfig({
                   ...Object.fromEntries(
                     ECHO_SHAPES.map((shape) => [ECHO_KEY_BINDINGS[shape], ECHO_KEYS[shape]]),
                   ),
+                  // Keepalives after 1 s of silence (production default 15 s), so a test upstream
+                  // that stays silent for a few seconds (`delay_ms`) shows them.
+                  KEEPALIVE_MS: "1000",
                 },
               },
             };

@@ -40,10 +40,18 @@ export interface Config {
    * upstream key), redacted from every error and log line (src/secrets/redactor.ts).
    */
   redactor: SecretRedactor;
+  /** Silence in ms after which a response in flight sends a `keepalive` event (0 = never). */
+  keepaliveMs: number;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
 const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+
+/**
+ * Default silence before a `keepalive` event, in ms: well under the ~100 s idle timeout of proxies
+ * in front of Cloudflare and Codex's 300 s stream idle timeout.
+ */
+export const DEFAULT_KEEPALIVE_MS = 15_000;
 
 /** Default idle time before a warm upstream WebSocket is closed, in ms. */
 export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
@@ -160,6 +168,12 @@ export function parseConfig(env: Env): Config {
       env,
       routes.map((route) => route.apiKey),
     ),
+    keepaliveMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .parse(env.KEEPALIVE_MS ?? DEFAULT_KEEPALIVE_MS),
   };
   cache.set(env, config);
   return config;

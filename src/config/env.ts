@@ -37,4 +37,6 @@ export interface Env {
   ABANDONED_RESPONSE_GRACE_MS?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
+  /** Ms of silence in a response's stream after which a `keepalive` event is sent (default 15,000; 0 = never). */
+  KEEPALIVE_MS?: string;
 }

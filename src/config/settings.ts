@@ -23,6 +23,7 @@ export const SETTING_NAMES = [
   "WS_MAX_CONNECTION_MS",
   "RESPONSE_RETENTION_DAYS",
   "ABANDONED_RESPONSE_GRACE_MS",
+  "KEEPALIVE_MS",
 ] as const satisfies readonly (keyof Env)[];
 
 /** One of `SETTING_NAMES`. */

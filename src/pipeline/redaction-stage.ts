@@ -54,6 +54,7 @@ export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Ups
 function redactedStream(stream: UpstreamStream, redactor: SecretRedactor): UpstreamStream {
   const rest = stream.rest;
   return {
+    ...stream, // optional members (the usage stage's `usage` counter) pass through
     first: redactedEvent(stream.first, redactor),
     rest: {
       async *[Symbol.asyncIterator]() {

@@ -3,8 +3,11 @@
  * path. The Worker owns the routes and parses the requests (src/worker/responses-routes.ts); the
  * session Durable Object checks the tenant and calls one method here per route (RPC). Owns the
  * HTTP framing of engine results:
- * - create: `stream: true` → SSE (a failure before the first event is still a plain HTTP error
- *   with its status); otherwise the terminal Response JSON (a failed response → 500);
+ * - create: `stream: true` → SSE from the moment the turn is accepted (a request Deltagate
+ *   rejects is still a plain HTTP error with its status; an upstream failure after acceptance is
+ *   the stream's `response.failed`); otherwise the terminal Response JSON, or for a response that
+ *   did not complete the error with the upstream's status (a failure before its first event) or
+ *   500;
  * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
  *   delete, input items (cursor paging), cancel.
  * Invariant: only store:true responses that have not expired are visible; everything else is
@@ -12,9 +15,9 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import type { LiveRegistry } from "../engine/live-responses.ts";
+import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
-import type { TurnEngine, TurnScope } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import {
@@ -76,8 +79,9 @@ export class HttpTransport {
     if (request.stream) return this.createStreaming(request, scope, cleanup);
 
     let terminal: ServerEvent | null = null;
+    let result: TurnResult;
     try {
-      await this.deps.engine.run(
+      result = await this.deps.engine.run(
         request,
         scope,
         {
@@ -92,12 +96,12 @@ export class HttpTransport {
     }
     const final = terminal as ServerEvent | null;
     if (!final) throw internalError();
-    const response = final.response as { status: string; error: { code?: string; message?: string } | null };
-    if (response.status === "failed" || response.status === "cancelled") {
-      throw new ApiError(500, {
-        type: "server_error",
-        code: response.error?.code ?? "server_error",
-        message: response.error?.message ?? "The response failed.",
+    if (result.failure) {
+      const error = (final.response as { error: { code?: string; message?: string } | null }).error;
+      throw new ApiError(result.failure.status, {
+        type: result.failure.type,
+        code: error?.code ?? "server_error",
+        message: error?.message ?? "The response failed.",
         param: null,
       });
     }
@@ -128,7 +132,8 @@ export class HttpTransport {
     });
     const run = this.deps.engine.run(request, scope, sink, abort.signal).finally(cleanup);
     this.deps.track(run.catch(() => {}));
-    // Wait for the first event, so a request-level failure is still a plain HTTP error status.
+    // Wait for the first event (`response.created`, sent once the turn is accepted), so a request
+    // Deltagate rejects is still a plain HTTP error status.
     await Promise.race([firstEvent, run]);
     return sse.response();
   }
@@ -146,7 +151,7 @@ export class HttpTransport {
     }
     const log = this.deps.store.eventLogs.read(id);
     if (!log) throw eventLogUnavailable(id);
-    for (const event of log) if (event.sequence_number > options.startingAfter) sse.send(event);
+    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
     sse.close();
     return sse.response();
   }

@@ -18,6 +18,7 @@ import { type Config, parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
+import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
@@ -59,12 +60,15 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
 
-  /** Runs on every wake: migrates the schema and fails responses an earlier instance left running. */
+  /**
+   * Runs on every wake: migrates the schema and ends the responses an earlier instance left
+   * running (failed, with the output their event log shows was sent: src/engine/recovery.ts).
+   */
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = parseConfig(env);
     this.store = new ConversationStore(ctx.storage);
-    this.store.failInterrupted(Date.now());
+    recoverInterrupted(this.store, Date.now());
     // No HTTP request survives a restart, so no store:false state of one may either.
     for (const scope of this.store.connectionsWithScopedState()) {
       if (scopeKind(scope) === "http") this.store.deleteConnectionScoped(scope);
@@ -83,6 +87,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       upstreamFor: (turn) => pipeline.upstreamFor(turn),
       ownerId: ctx.id.toString(),
       now: Date.now,
+      keepaliveMs: this.config.keepaliveMs,
       live: this.live,
       importRemote: (id, tenant) => this.importRemote(id, tenant),
     });

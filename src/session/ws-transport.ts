@@ -10,7 +10,7 @@
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import type { LiveRegistry } from "../engine/live-responses.ts";
+import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
@@ -169,7 +169,7 @@ export class WebSocketTransport {
       this.sendError(conn, eventLogUnavailable(responseId), streamId);
       return;
     }
-    for (const event of log) if (event.sequence_number > startingAfter) sink.send(event);
+    for (const event of loggedEventsAfter(log, startingAfter)) sink.send(event);
   }
 
   private create(

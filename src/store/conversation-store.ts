@@ -157,10 +157,14 @@ export class ConversationStore {
   /** The response with this id, or null. */
   get(id: string): ResponseRecord | null {
     const row = this.sql.exec<ResponseRow>("SELECT * FROM responses WHERE id = ?", id).toArray()[0];
-    if (!row) return null;
+    return row ? this.decodeRow(row) : null;
+  }
+
+  /** A response row decoded, its settings read back from their pieces when they were split. */
+  private decodeRow(row: ResponseRow): ResponseRecord {
     const settings =
       row.settings_pieces > 0
-        ? this.large.read({ responseId: id, kind: SETTINGS_KIND, position: 0 }).text
+        ? this.large.read({ responseId: row.id, kind: SETTINGS_KIND, position: 0 }).text
         : row.settings;
     return decode(row, settings);
   }
@@ -204,14 +208,17 @@ export class ConversationStore {
   }
 
   /**
-   * Writes a response's output items, terminal status and (store:true) event log atomically.
-   * Does nothing when the response no longer exists (its store:false socket closed meanwhile).
+   * Writes a response's output items, terminal status and (store:true) the end of its event log
+   * atomically.
+   * Does nothing when the response no longer exists (its store:false socket closed meanwhile, or it
+   * was deleted).
+   * @param logTail the events not logged yet, ending with the terminal event (null: no log).
    */
-  finish(id: string, outcome: ResponseOutcome, log: readonly ServerEvent[] | null): void {
+  finish(id: string, outcome: ResponseOutcome, logTail: readonly ServerEvent[] | null): void {
     this.storage.transactionSync(() => {
-      if (this.sql.exec("SELECT 1 FROM responses WHERE id = ?", id).toArray().length === 0) return;
+      if (!this.exists(id)) return;
       this.insertItems(id, OUTPUT, outcome.output);
-      if (log) this.eventLogs.write(id, log);
+      if (logTail) this.eventLogs.append(id, logTail);
       this.sql.exec(
         "UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ? WHERE id = ?",
         outcome.status,
@@ -222,6 +229,20 @@ export class ConversationStore {
         id,
       );
     });
+  }
+
+  /**
+   * Appends events a running response has sent to its event log (src/store/event-log-store.ts).
+   * Does nothing when the response no longer exists (deleted while it ran).
+   */
+  appendEventLog(id: string, events: readonly ServerEvent[]): void {
+    this.storage.transactionSync(() => {
+      if (this.exists(id)) this.eventLogs.append(id, events);
+    });
+  }
+
+  private exists(id: string): boolean {
+    return this.sql.exec("SELECT 1 FROM responses WHERE id = ?", id).toArray().length > 0;
   }
 
   private insertItems(
@@ -422,19 +443,14 @@ export class ConversationStore {
   }
 
   /**
-   * Marks responses left `in_progress` by an earlier instance (evicted or restarted mid-turn) as
-   * failed, so no response stays in progress forever. Called on wake, before any turn runs.
-   * @returns how many were marked.
+   * Responses left `queued` / `in_progress` by an earlier instance (restarted, evicted or
+   * redeployed mid-turn). Read on wake, before any turn runs, so each can be ended
+   * (src/engine/recovery.ts) and none stays in progress forever.
    */
-  failInterrupted(now: number): number {
-    return this.sql.exec(
-      `UPDATE responses SET status = 'failed', completed_at = ?, error = ?
-       WHERE status IN ('queued', 'in_progress')`,
-      now,
-      JSON.stringify({
-        code: "server_error",
-        message: "The session was restarted before this response finished.",
-      }),
-    ).rowsWritten;
+  interrupted(): ResponseRecord[] {
+    return this.sql
+      .exec<ResponseRow>("SELECT * FROM responses WHERE status IN ('queued', 'in_progress')")
+      .toArray()
+      .map((row) => this.decodeRow(row));
   }
 }

@@ -37,6 +37,12 @@ export interface UpstreamRequest {
 export interface UpstreamStream {
   first: UpstreamEvent;
   rest: AsyncIterable<UpstreamEvent>;
+  /**
+   * Optional: Deltagate's own count of the turn's usage with `output` as its output so far, for a
+   * response the upstream stopped reporting on (failed mid-stream, cancelled). Added by the usage
+   * stage (src/context/usage.ts); a stage that wraps the stream forwards it.
+   */
+  usage?(output: readonly StoredItem[]): Promise<Json>;
 }
 
 /** An adapter to one kind of upstream. */
