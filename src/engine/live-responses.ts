@@ -17,14 +17,16 @@ import type { EventSink } from "./event-sink.ts";
 
 /**
  * The events of a finished response's persisted log to send a client resuming after
- * `startingAfter`: those with a larger `sequence_number`, always ending with the terminal event —
- * also when `startingAfter` is past it: a client that was streaming when the session restarted may
- * have been sent events the log never got (src/engine/recovery.ts), and its stream still has to end.
+ * `startingAfter`: those with a larger `sequence_number`. A client that already has the terminal
+ * event (`startingAfter` equal to its number) gets nothing more; one that asks past it gets the
+ * terminal event again, so its stream still ends: a client that was streaming when the session
+ * restarted may have been sent events the log never got (src/engine/recovery.ts numbers the
+ * terminal event after the last logged one).
  */
 export function loggedEventsAfter(log: readonly ServerEvent[], startingAfter: number): ServerEvent[] {
   const events = log.filter((event) => event.sequence_number > startingAfter);
   const last = log.at(-1);
-  if (last && endsStream(last.type) && events.at(-1) !== last) events.push(last);
+  if (last && endsStream(last.type) && last.sequence_number < startingAfter) events.push(last);
   return events;
 }
 

@@ -2,7 +2,7 @@
  * The live-response registry (src/engine/live-responses.ts): replay-then-live subscription without
  * gap or duplicate, cancellation of an abandoned store:true response after its grace period, and
  * replay of a finished response's persisted log (`loggedEventsAfter`): the events after
- * `starting_after`, always ending with the terminal event.
+ * `starting_after`, ending with the terminal event.
  */
 import { describe, expect, it } from "vitest";
 import { LiveRegistry, loggedEventsAfter } from "../../../src/engine/live-responses.ts";
@@ -79,8 +79,12 @@ describe("loggedEventsAfter", () => {
     expect(seqs(1)).toEqual([2, 3]);
   });
 
-  it("ends with the terminal event even when starting_after is past it", () => {
-    expect(seqs(3)).toEqual([3]);
+  it("sends nothing to a client that has the terminal event", () => {
+    expect(seqs(3)).toEqual([]);
+  });
+
+  it("ends with the terminal event when starting_after is past it (events the log never got)", () => {
+    expect(seqs(4)).toEqual([3]);
     expect(seqs(500)).toEqual([3]);
   });
 

@@ -52,7 +52,7 @@ describe("hostile: starting_after", () => {
     });
   });
 
-  it("HTTP: -1 and omitted replay from event 0, N replays after N", async () => {
+  it("HTTP: -1 and omitted replay from event 0, N replays after N, past the end only the terminal event", async () => {
     const id = await stored(uniqueSession("starting-after-ok"));
     const replay = async (query: string) =>
       sequenceNumbers(
@@ -62,7 +62,10 @@ describe("hostile: starting_after", () => {
     expect(all[0]).toBe(0);
     expect(await replay("&starting_after=-1")).toEqual(all);
     expect(await replay("&starting_after=0")).toEqual(all.slice(1));
-    expect(await replay(`&starting_after=${Number.MAX_SAFE_INTEGER}`)).toEqual([]);
+    const last = all.at(-1) ?? -1;
+    expect(await replay(`&starting_after=${last}`)).toEqual([]);
+    // Past the end (a client sent events the log never got before a restart): the stream still ends.
+    expect(await replay(`&starting_after=${Number.MAX_SAFE_INTEGER}`)).toEqual([last]);
   });
 
   it.each([1.5, -2, 2 ** 53, "1", null])(
