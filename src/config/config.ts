@@ -34,10 +34,18 @@ export interface Config {
   retentionMs: number;
   /** Grace period before an abandoned store:true response is cancelled, in ms (default 10 minutes). */
   abandonGraceMs: number;
+  /**
+   * How long a closed socket's store:false state stays continuable by another socket of the same
+   * tenant, in ms (default 5 minutes; 0 = deleted on close, as OpenAI).
+   */
+  storeFalseGraceMs: number;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
 const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+
+/** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
+export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
 
 /** Default idle time before a warm upstream WebSocket is closed, in ms. */
 export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
@@ -149,6 +157,11 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
+    storeFalseGraceMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
   };
   cache.set(env, config);
   return config;

@@ -35,6 +35,8 @@ export interface Env {
   RESPONSE_RETENTION_DAYS?: string;
   /** Ms a store:true response keeps generating with no client attached before it is cancelled (default 600,000). */
   ABANDONED_RESPONSE_GRACE_MS?: string;
+  /** Ms a closed socket's store:false chain stays continuable by the tenant's sockets (default 300,000; 0 = none). */
+  STORE_FALSE_GRACE_MS?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
 }

@@ -2,8 +2,8 @@
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
  * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
  * each:
- *   1. `resolveParent`: `previous_response_id` (connection-scoped for store:false, imported from
- *      another session of the tenant when needed);
+ *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
+ *      the tenant within the grace window; imported from another session of the tenant when needed);
  *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
  *      outputs whose call was deleted, history-repair.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
@@ -64,10 +64,13 @@ export interface TurnEngineDeps {
   /** Live responses of the session: event logs, subscribers, cancellation. */
   live: LiveRegistry;
   /**
-   * Copies a store:true response owned by another session Durable Object of the same tenant into
-   * this one (so a chain can continue from any session). Resolves false when it is not found.
+   * Copies a response owned by another session Durable Object of the same tenant into this one
+   * (so a chain can continue from any session): store:true, or store:false still continuable by
+   * `scope` (it stays store:false here, owned by `scope`). Resolves false when it is not found.
    */
-  importRemote(responseId: string, tenant: string): Promise<boolean>;
+  importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
+  /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
+  mayContinue(owner: string, scope: TurnScope): boolean;
 }
 
 /** A turn after `prepareContext`: its record, input and what its stages and upstream get. */
@@ -115,8 +118,8 @@ export class TurnEngine {
     const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
-    if (!parent && (await this.deps.importRemote(parentId, scope.tenant))) parent = store.get(parentId);
-    if (!parent || (parent.connId !== null && parent.connId !== scope.connId)) {
+    if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
+    if (!parent || (parent.connId !== null && !this.deps.mayContinue(parent.connId, scope))) {
       throw previousResponseNotFound(parentId);
     }
     if (parent.status === "in_progress" || parent.status === "queued") {

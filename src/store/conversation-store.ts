@@ -4,7 +4,8 @@
  * Invariants:
  * - a response's items are written in the same synchronous transaction as its status change, so a
  *   reader never sees a completed response without its output;
- * - `store:false` responses carry the owning connection id and are deleted when it closes;
+ * - `store:false` responses carry the owning connection id and are deleted when it closes, or
+ *   when the grace window after its close ends (released-scopes.ts);
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
  * - every method that deletes or re-parents responses bumps `historyEpoch` (in-memory history
  *   caches depend on it); `items.tokens` caches an item's token count (counted by src/context and
@@ -17,6 +18,7 @@ import type { Json } from "../protocol/json.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { migrate } from "./migrations.ts";
+import { ReleasedScopes } from "./released-scopes.ts";
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
@@ -134,6 +136,8 @@ export class ConversationStore {
   private readonly sql: SqlStorage;
   /** Persisted event logs (resumable streams). */
   readonly eventLogs: EventLogStore;
+  /** The grace window of closed sockets' store:false state (released-scopes.ts). */
+  readonly scopes: ReleasedScopes;
   /** Bumped by every method that deletes or re-parents responses (see `historyEpoch`). */
   private epoch = 0;
 
@@ -143,6 +147,9 @@ export class ConversationStore {
     this.sql = storage.sql;
     migrate(storage);
     this.eventLogs = new EventLogStore(storage.sql);
+    this.scopes = new ReleasedScopes(storage, () => {
+      this.epoch++;
+    });
   }
 
   /** The response with this id, or null. */
