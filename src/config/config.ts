@@ -3,6 +3,7 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
+import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -24,8 +25,10 @@ export interface Config {
   };
   /** Routing table: which upstream serves which model, in fallback order. */
   routes: readonly UpstreamRoute[];
-  /** Idle ms after which a warm upstream WebSocket is closed (default 30,000). */
+  /** Idle ms after which a warm upstream WebSocket is closed when no client is open (default 30,000). */
   upstreamIdleMs: number;
+  /** Quiet ms after which a warm upstream WebSocket is closed even with a client open (default 300,000). */
+  upstreamKeepWarmMs: number;
   /** Model ids advertised by `GET /v1/models`. */
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
@@ -138,6 +141,11 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.UPSTREAM_IDLE_MS ?? DEFAULT_UPSTREAM_IDLE_MS),
+    upstreamKeepWarmMs: z.coerce
+      .number()
+      .int()
+      .positive()
+      .parse(env.UPSTREAM_KEEP_WARM_MS ?? DEFAULT_KEEP_WARM_MS),
     models: (env.MODELS ?? "")
       .split(",")
       .map((m) => m.trim())

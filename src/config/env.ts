@@ -23,8 +23,10 @@ export interface Env {
   UPSTREAMS?: string;
   /** Wire API of the default route: `responses-http` (default), `responses-ws` or `chat-completions`. */
   UPSTREAM_API?: string;
-  /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate. */
+  /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate (no client open). */
   UPSTREAM_IDLE_MS?: string;
+  /** Quiet time in ms after which a warm upstream WebSocket is closed even though a client is open (default 300,000). */
+  UPSTREAM_KEEP_WARM_MS?: string;
   /** Context window in tokens of routes that set no `context_window` (default 128,000). */
   UPSTREAM_CONTEXT_WINDOW?: string;
   /** Retries (0–5) of an upstream 429/5xx before the first event, per route (default 2). */

@@ -32,6 +32,7 @@ import {
 import type { StoredItem } from "../protocol/items.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
+import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { responseOwner } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
@@ -59,6 +60,11 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly live: LiveRegistry;
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
+  private readonly router: UpstreamRouter;
+  /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
+  private readonly presence: ClientPresence;
+  /** The latest warm-up on connect: settles once its upstream connection is open or failed. */
+  warming: Promise<void> = Promise.resolve();
 
   /** Runs on every wake: migrates the schema and fails responses an earlier instance left running. */
   constructor(ctx: DurableObjectState, env: Env) {
@@ -74,7 +80,10 @@ export class SessionDurableObject extends DurableObject<Env> {
       else if (!open.has(scope)) this.releaseScope(scope);
     }
     this.live = new LiveRegistry(this.config.abandonGraceMs);
-    const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
+    this.presence = new ClientPresence(this.openScopes());
+    const adapterDefaults = { ...this.config, presence: this.presence };
+    const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, adapterDefaults));
+    this.router = router;
     const window = new ContextWindow(this.store);
     const pipeline = createTurnPipeline({ routeChain: (model) => router.upstreamFor(model), window });
     const engine = new TurnEngine({
@@ -116,6 +125,8 @@ export class SessionDurableObject extends DurableObject<Env> {
         const connId = newScopeId("socket");
         this.ctx.acceptWebSocket(server, [connId]);
         this.connections.add(server, { connId, tenant, sessionId, openedAt: Date.now() });
+        this.presence.opened(connId);
+        this.warmUpstream();
         return new Response(null, { status: 101, webSocket: client });
       },
     );
@@ -179,6 +190,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     const conn = this.connections.get(ws);
     if (!conn) return;
     this.purgeScopes(); // a late alarm must not stretch the store:false window
+    this.presence.active();
     this.ws.onMessage(conn, message, (run) => this.ctx.waitUntil(run));
   }
 
@@ -315,7 +327,9 @@ export class SessionDurableObject extends DurableObject<Env> {
     const conn = this.connections.remove(ws);
     for (const sink of conn?.sinks.values() ?? []) this.live.detachEverywhere(sink);
     const connId = conn?.attachment.connId ?? attachmentOf(ws)?.connId;
-    if (connId) this.releaseScope(connId);
+    if (!connId) return;
+    this.presence.closed(connId);
+    this.releaseScope(connId);
   }
 
   /**
@@ -325,6 +339,22 @@ export class SessionDurableObject extends DurableObject<Env> {
   private releaseScope(connId: string): void {
     if (this.config.storeFalseGraceMs === 0) this.store.deleteConnectionScoped(connId);
     else this.store.scopes.release(connId, Date.now());
+  }
+
+  /**
+   * Opens the upstream connection of the session's likely route — the model of its latest turn,
+   * else the first advertised model (`MODELS`) — so the first turn pays no connection setup.
+   * Only adapters with a connection of their own do anything (Responses WebSocket mode).
+   */
+  private warmUpstream(): void {
+    const model = this.store.lastModel() ?? this.config.models[0];
+    if (!model) return;
+    try {
+      this.warming = this.router.upstreamFor(model).preconnect?.() ?? Promise.resolve();
+    } catch {
+      return; // the model has no route: its first turn will say so
+    }
+    this.ctx.waitUntil(this.warming);
   }
 
   /** Deletes the store:false state whose grace window has ended. */

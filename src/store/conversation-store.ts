@@ -369,6 +369,15 @@ export class ConversationStore {
     return ids.length;
   }
 
+  /** The model of the session's latest response, or null before the first. */
+  lastModel(): string | null {
+    return (
+      this.sql
+        .exec<{ model: string }>("SELECT model FROM responses ORDER BY created_at DESC LIMIT 1")
+        .toArray()[0]?.model ?? null
+    );
+  }
+
   /** Creation time (ms) of the oldest store:true response, or null when there is none. */
   oldestStored(): number | null {
     const row = this.sql

@@ -55,6 +55,13 @@ export interface Upstream {
    * must not block or throw. `request.responseId` is the warm-up response's id.
    */
   prewarm?(request: UpstreamRequest): void;
+  /**
+   * Optional: a client socket of the session just opened. Adapters with a connection of their own
+   * (Responses WebSocket mode) open it now, sending nothing, so the first turn pays no connection
+   * setup. Must not block or throw: the promise resolves once the connection is open or failed,
+   * and never rejects.
+   */
+  preconnect?(): Promise<void>;
 }
 
 /** An upstream failure, with the status Deltagate reports for it and a client-safe message. */
