@@ -15,6 +15,8 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // One timing line per turn (src/session/turn-timing.ts) would drown the test output.
+    onConsoleLog: (log: string) => !log.includes('"type":"deltagate.turn"'),
     projects: [
       {
         plugins: [

@@ -42,6 +42,8 @@ export interface Config {
    * tenant, in ms (default 5 minutes; 0 = deleted on close, as OpenAI).
    */
   storeFalseGraceMs: number;
+  /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
+  turnLog: boolean;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -170,6 +172,7 @@ export function parseConfig(env: Env): Config {
       .int()
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
+    turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
   };
   cache.set(env, config);
   return config;

@@ -39,6 +39,8 @@ export interface Env {
   ABANDONED_RESPONSE_GRACE_MS?: string;
   /** Ms a closed socket's store:false chain stays continuable by the tenant's sockets (default 300,000; 0 = none). */
   STORE_FALSE_GRACE_MS?: string;
+  /** `0` turns off the one-line-per-turn timing log (default on). */
+  TURN_LOG?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
 }

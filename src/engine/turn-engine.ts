@@ -21,6 +21,7 @@
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
@@ -94,19 +95,29 @@ export class TurnEngine {
    * Runs one turn, emitting its events to `sink`.
    * @param signal aborting it (a store:false client went away) cancels the upstream request and
    *   stops without storing further state.
+   * @param timer the turn's stopwatch (src/pipeline/turn-timer.ts), started by the transport.
    * @returns the final response id.
    * @throws {ApiError} when the request is rejected before `response.created` (validation,
    *   unknown previous response, pairing, a stage, upstream failure before its first event).
    *   Nothing is stored in that case.
    */
-  async run(request: CreateRequest, scope: TurnScope, sink: EventSink, signal: AbortSignal): Promise<string> {
+  async run(
+    request: CreateRequest,
+    scope: TurnScope,
+    sink: EventSink,
+    signal: AbortSignal,
+    timer = new TurnTimer(),
+  ): Promise<string> {
     rejectUnsupported(request);
     const parent = await this.resolveParent(request, scope);
-    const turn = this.prepareContext(request, parent, scope);
+    timer.lap("state");
+    const turn = this.prepareContext(request, parent, scope, timer);
+    timer.lap("render");
     const upstream = await this.deps.upstreamFor(turn.prepared);
+    timer.lap("stages");
     if (request.generate === false) return this.warmUp(turn, upstream, sink);
     const opened = await openUpstream(upstream, turn.upstreamRequest, signal);
-    return this.stream(turn, opened, sink, signal);
+    return this.stream(turn, opened, sink, signal, timer);
   }
 
   /**
@@ -137,7 +148,12 @@ export class TurnEngine {
    * and the response record.
    * @throws {ApiError} 400 for an oversized item or a pairing violation.
    */
-  private prepareContext(request: CreateRequest, parent: ResponseRecord | null, scope: TurnScope): Turn {
+  private prepareContext(
+    request: CreateRequest,
+    parent: ResponseRecord | null,
+    scope: TurnScope,
+    timer: TurnTimer,
+  ): Turn {
     const input = inputItems(request);
     // Without what interrupted or deleted turns left (history-repair.ts).
     const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
@@ -166,7 +182,7 @@ export class TurnEngine {
     return {
       record,
       input,
-      prepared: { responseId: record.id, request, context },
+      prepared: { responseId: record.id, request, context, timer },
       upstreamRequest: {
         model: request.model,
         input: context.all.items,
@@ -206,6 +222,7 @@ export class TurnEngine {
     opened: UpstreamStream,
     sink: EventSink,
     signal: AbortSignal,
+    timer: TurnTimer,
   ): Promise<string> {
     const { record } = turn;
     this.createRecord(turn);
@@ -220,7 +237,8 @@ export class TurnEngine {
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
       );
-      if (outcome) emitter.complete(outcome);
+      if (outcome) timer.measure("commit", () => emitter.complete(outcome));
+      timer.end();
       return record.id;
     } finally {
       this.deps.live.end(record.id);

@@ -36,9 +36,15 @@ import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { responseOwner } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
-import { HttpTransport, type InputItemsPage, type RetrieveOptions } from "./http-transport.ts";
+import {
+  type CreateOptions,
+  HttpTransport,
+  type InputItemsPage,
+  type RetrieveOptions,
+} from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "./scope.ts";
+import { timingOptIn, wantsTiming } from "./turn-timing.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 /** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
@@ -96,7 +102,13 @@ export class SessionDurableObject extends DurableObject<Env> {
       importRemote: (id, scope) => this.importRemote(id, scope),
       mayContinue: (owner, scope) => mayContinue(owner, scope.connId, this.config.storeFalseGraceMs),
     });
-    const shared = { engine, store: this.store, live: this.live, now: Date.now };
+    const shared = {
+      engine,
+      store: this.store,
+      live: this.live,
+      now: Date.now,
+      turnLog: this.config.turnLog,
+    };
     this.ws = new WebSocketTransport({ ...shared, maxConnectionMs: this.config.maxConnectionMs });
     this.http = new HttpTransport({
       ...shared,
@@ -124,7 +136,14 @@ export class SessionDurableObject extends DurableObject<Env> {
         const { 0: client, 1: server } = new WebSocketPair();
         const connId = newScopeId("socket");
         this.ctx.acceptWebSocket(server, [connId]);
-        this.connections.add(server, { connId, tenant, sessionId, openedAt: Date.now() });
+        const timing = timingOptIn(request.headers, request.url);
+        this.connections.add(server, {
+          connId,
+          tenant,
+          sessionId,
+          openedAt: Date.now(),
+          ...(wantsTiming(timing) ? { timing } : {}),
+        });
         this.presence.opened(connId);
         this.warmUpstream();
         return new Response(null, { status: 101, webSocket: client });
@@ -133,7 +152,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   }
 
   /** RPC, `POST /v1/responses` (validated by the Worker): runs a turn. */
-  createResponse(tenant: string, request: CreateRequest): Promise<Response> {
+  createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     return this.serve(
       tenant,
@@ -141,7 +160,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       // Routed here by another tenant's previous_response_id: not found, as any foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
-      () => this.http.create(request, tenant),
+      () => this.http.create(request, tenant, options),
     );
   }
 

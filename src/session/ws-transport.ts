@@ -9,6 +9,7 @@
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -17,6 +18,7 @@ import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import { logTurn, timingFrames } from "./turn-timing.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -67,6 +69,8 @@ export interface WebSocketTransportDeps {
   /** Connection lifetime in ms (60 minutes by default, as OpenAI). */
   maxConnectionMs: number;
   now(): number;
+  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  turnLog: boolean;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -76,6 +80,7 @@ export class WebSocketTransport {
   private readonly live: LiveRegistry;
   private readonly maxConnectionMs: number;
   private readonly now: () => number;
+  private readonly turnLog: boolean;
 
   constructor(deps: WebSocketTransportDeps) {
     this.engine = deps.engine;
@@ -83,6 +88,7 @@ export class WebSocketTransport {
     this.live = deps.live;
     this.maxConnectionMs = deps.maxConnectionMs;
     this.now = deps.now;
+    this.turnLog = deps.turnLog;
   }
 
   /**
@@ -90,6 +96,7 @@ export class WebSocketTransport {
    * and the returned promise of that run is handed to `track` (e.g. `ctx.waitUntil`).
    */
   onMessage(conn: Connection, frame: string | ArrayBuffer, track: (p: Promise<unknown>) => void): void {
+    const timer = new TurnTimer();
     if (this.expired(conn)) {
       this.closeForLifetime(conn);
       return;
@@ -103,7 +110,9 @@ export class WebSocketTransport {
     }
     switch (event.type) {
       case "response.create":
-        this.create(conn, event.request, track);
+        timer.lap("parse");
+        if (conn.lastDoneAt !== null) timer.add("think", timer.clock() - conn.lastDoneAt);
+        this.create(conn, event.request, track, timer);
         return;
       case "response.steer":
         sendFrame(conn.ws, {
@@ -152,7 +161,12 @@ export class WebSocketTransport {
     for (const event of log) if (event.sequence_number > startingAfter) sink.send(event);
   }
 
-  private create(conn: Connection, request: CreateRequest, track: (p: Promise<unknown>) => void): void {
+  private create(
+    conn: Connection,
+    request: CreateRequest,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+  ): void {
     const streamId = request.stream_id;
     const rejected = conn.lanes.admit(streamId);
     if (rejected) {
@@ -163,20 +177,57 @@ export class WebSocketTransport {
       // A create still queued when its socket closed was never started (no response.created):
       // drop it rather than generate a response nobody asked to keep waiting for.
       if (conn.closed.signal.aborted) return Promise.resolve();
+      timer.lap("queue");
       const run = this.engine
         .run(
           request,
           { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
           laneSink(conn, streamId),
           this.signalFor(conn, request),
+          timer,
         )
-        .catch((error: unknown) => {
-          if (conn.closed.signal.aborted) return;
-          sendFrame(conn.ws, errorEvent(asApiError(error, "turn failed"), streamId));
-        });
+        .then(
+          (responseId) => this.reportTiming(conn, request, timer, responseId, null),
+          (error: unknown) => {
+            const apiError = asApiError(error, "turn failed");
+            if (!conn.closed.signal.aborted) sendFrame(conn.ws, errorEvent(apiError, streamId));
+            this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
+          },
+        );
       track(run);
       return run;
     });
+  }
+
+  /**
+   * After a turn: its timing frames to a socket that asked for them (after the terminal event),
+   * its log line, and the start of the client's think time.
+   */
+  private reportTiming(
+    conn: Connection,
+    request: CreateRequest,
+    timer: TurnTimer,
+    responseId: string | null,
+    error: string | null,
+  ): void {
+    timer.end();
+    const stages = timer.stages();
+    conn.lastDoneAt = timer.clock();
+    const optIn = attachmentOf(conn.ws)?.timing ?? conn.attachment.timing;
+    if (optIn && responseId && !conn.closed.signal.aborted) {
+      for (const frame of timingFrames(optIn, responseId, stages, request.stream_id))
+        sendFrame(conn.ws, frame);
+    }
+    if (this.turnLog) {
+      logTurn({
+        transport: "websocket",
+        responseId,
+        model: request.model,
+        store: request.store ?? true,
+        error,
+        stages,
+      });
+    }
   }
 
   /**

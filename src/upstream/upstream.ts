@@ -31,6 +31,12 @@ export interface UpstreamRequest {
   settings: Partial<TurnSettings>;
   /** Stable per-session key (the default `prompt_cache_key`). */
   sessionKey: string;
+  /**
+   * Optional: called by the adapter when its connection to the upstream is ready (HTTP: the
+   * response headers arrived; WebSocket mode: the socket is open, at once when warm), before the
+   * first event; again on a retry. Per-stage timing (src/pipeline/timing-stage.ts) listens.
+   */
+  onConnected?: () => void;
 }
 
 /** An opened upstream stream: its first event, then the rest. */

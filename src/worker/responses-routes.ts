@@ -17,6 +17,7 @@ import { invalidRequest, previousResponseNotFound, responseNotFound } from "../p
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
+import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
 
@@ -102,16 +103,20 @@ export function upgrade(c: Context<AppEnv>): Promise<Response> {
 
 /** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
+  const startedAt = performance.now();
   const request = await createBody(c.req.raw);
+  // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
+  const timing = timingOptIn(c.req.raw.headers);
+  const options = { parseMs: performance.now() - startedAt, ...(wantsTiming(timing) ? { timing } : {}) };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;
   if (previous) {
     const stub = ownerStub(c.env, previous);
     if (!stub) throw previousResponseNotFound(previous);
-    return stub.createResponse(tenant, request);
+    return stub.createResponse(tenant, request, options);
   }
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionIdOf(c.req.raw)));
-  return stub.createResponse(tenant, request);
+  return stub.createResponse(tenant, request, options);
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */

@@ -178,6 +178,7 @@ export class ResponsesWsUpstream implements Upstream {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       signal.throwIfAborted();
       const socket = await this.ready();
+      request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
       // A socket forgets its chain on any state loss, so a resend always carries the full context.
       const parent = deltaParent(socket, request);
       const frame = createFrame(request, { parentUpstreamId: parent?.upstreamId ?? null, generate });
