@@ -11,6 +11,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { Env } from "../config/env.ts";
+import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
@@ -68,12 +69,14 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
 }
 
 /**
- * The body of `POST /v1/responses`, parsed and validated once.
- * @throws {ApiError} 400 `invalid_json`, a field error, or a WebSocket-only field.
+ * The body of `POST /v1/responses`, decompressed (src/http/request-body.ts), parsed and validated
+ * once.
+ * @throws {ApiError} 400 `invalid_json`, a field error, or a WebSocket-only field; 413/415/400 for
+ *   a compressed body that is too large, of an unknown encoding, or corrupt.
  */
 async function createBody(request: Request): Promise<CreateRequest> {
   // Depth-limited before JSON.parse (src/protocol/json-limits.ts): deep nesting is a 400, never a stack overflow.
-  const body = parseClientJson(await request.text());
+  const body = parseClientJson(await readBodyText(request));
   const parsed = createRequest.safeParse(body);
   if (!parsed.success) throw zodToApiError(parsed.error);
   for (const field of ["stream_id", "generate"] as const) {
