@@ -244,7 +244,10 @@ export class SessionDurableObject extends DurableObject<Env> {
     const live = this.openScopes();
     for (const connId of this.store.connectionsWithScopedState()) {
       // HTTP scopes are deleted by their request; only sockets can vanish without notice.
-      if (scopeKind(connId) === "socket" && !live.has(connId)) this.releaseScope(connId);
+      if (scopeKind(connId) === "socket" && !live.has(connId)) {
+        this.presence.closed(connId);
+        this.releaseScope(connId);
+      }
     }
     this.purgeScopes();
     this.store.expireBefore(Date.now() - this.config.retentionMs);
