@@ -50,6 +50,22 @@ import { WebSocketTransport } from "./ws-transport.ts";
 /** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
+/**
+ * The model a client announces on its upgrade: Codex sends its turn metadata, including `model`,
+ * as JSON in `x-codex-turn-metadata` (test/fixtures/codex/upgrade-headers.json). Null when absent
+ * or unreadable.
+ */
+function modelHint(headers: Headers): string | null {
+  const raw = headers.get("x-codex-turn-metadata");
+  if (!raw || raw.length > 8192) return null;
+  try {
+    const model: unknown = (JSON.parse(raw) as { model?: unknown }).model;
+    return typeof model === "string" && model.length > 0 && model.length <= 256 ? model : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A response copied between sessions: its record, flattened history and output. */
 interface ExportedResponse {
   record: ResponseRecord;
@@ -145,7 +161,7 @@ export class SessionDurableObject extends DurableObject<Env> {
           ...(wantsTiming(timing) ? { timing } : {}),
         });
         this.presence.opened(connId);
-        this.warmUpstream();
+        this.warmUpstream(modelHint(request.headers));
         return new Response(null, { status: 101, webSocket: client });
       },
     );
@@ -364,12 +380,13 @@ export class SessionDurableObject extends DurableObject<Env> {
   }
 
   /**
-   * Opens the upstream connection of the session's likely route — the model of its latest turn,
-   * else the first advertised model (`MODELS`) — so the first turn pays no connection setup.
-   * Only adapters with a connection of their own do anything (Responses WebSocket mode).
+   * Opens the upstream connection of the session's likely route — the model the client announced
+   * (`hint`), else the model of the session's latest turn, else the first advertised model
+   * (`MODELS`) — so the first turn pays no connection setup. Only adapters with a connection of
+   * their own do anything (Responses WebSocket mode).
    */
-  private warmUpstream(): void {
-    const model = this.store.lastModel() ?? this.config.models[0];
+  private warmUpstream(hint: string | null): void {
+    const model = hint ?? this.store.lastModel() ?? this.config.models[0];
     if (!model) return;
     try {
       this.warming = this.router.upstreamFor(model).preconnect?.() ?? Promise.resolve();

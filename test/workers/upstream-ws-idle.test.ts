@@ -117,6 +117,21 @@ describe.concurrent("responses-ws upstream idle close", () => {
     again.close();
   });
 
+  it("warms the route of the model a Codex client announces on a fresh session", async ({ expect }) => {
+    const simulatorUrl = inject("simulatorUrl");
+    const marker = `warm-hint-${crypto.randomUUID()}`;
+    const session = uniqueSession("ws-warm-hint");
+    const metadata = JSON.stringify({ request_kind: "prewarm", model: "sim-ws-idle" });
+    const ws = await connect({ session, headers: { "x-codex-turn-metadata": metadata } });
+    await runInDurableObject(sessionStub("tenant-a", session), (instance) => instance.warming);
+    const opened = new Set((await allConnections(simulatorUrl)).map((c) => c.id));
+    ws.send({ type: "response.create", model: "sim-ws-idle", input: `${marker} turn one [sim:tokens=8]` });
+    expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");
+    const [turnOne] = await recorded(simulatorUrl, marker);
+    expect(opened.has(turnOne?.connectionId ?? -1)).toBe(true);
+    ws.close();
+  });
+
   it("control: while the upstream socket is open the session stays in memory", async () => {
     const simulatorUrl = inject("simulatorUrl");
     const marker = `pinned-${crypto.randomUUID()}`;
