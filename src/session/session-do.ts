@@ -5,7 +5,8 @@
  * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), the stages
  * around each turn's upstream (`createTurnPipeline`, src/pipeline/), frames (`WebSocketTransport`),
  * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table),
- * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`).
+ * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`;
+ * warmed when a client connects, kept warm by `ClientPresence`).
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`).
  * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
  * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket, the
