@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { SecretRedactor } from "../secrets/redactor.ts";
+import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -25,8 +26,10 @@ export interface Config {
   };
   /** Routing table: which upstream serves which model, in fallback order. */
   routes: readonly UpstreamRoute[];
-  /** Idle ms after which a warm upstream WebSocket is closed (default 30,000). */
+  /** Idle ms after which a warm upstream WebSocket is closed when no client is open (default 30,000). */
   upstreamIdleMs: number;
+  /** Quiet ms after which a warm upstream WebSocket is closed even with a client open (default 300,000). */
+  upstreamKeepWarmMs: number;
   /** Model ids advertised by `GET /v1/models`. */
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
@@ -42,6 +45,13 @@ export interface Config {
   redactor: SecretRedactor;
   /** Silence in ms after which a response in flight sends a `keepalive` event (0 = never). */
   keepaliveMs: number;
+  /**
+   * How long a closed socket's store:false state stays continuable by another socket of the same
+   * tenant, in ms (default 5 minutes; 0 = deleted on close, as OpenAI).
+   */
+  storeFalseGraceMs: number;
+  /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
+  turnLog: boolean;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -52,6 +62,8 @@ const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
  * in front of Cloudflare and Codex's 300 s stream idle timeout.
  */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
+/** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
+export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
 
 /** Default idle time before a warm upstream WebSocket is closed, in ms. */
 export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
@@ -145,6 +157,11 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.UPSTREAM_IDLE_MS ?? DEFAULT_UPSTREAM_IDLE_MS),
+    upstreamKeepWarmMs: z.coerce
+      .number()
+      .int()
+      .positive()
+      .parse(env.UPSTREAM_KEEP_WARM_MS ?? DEFAULT_KEEP_WARM_MS),
     models: (env.MODELS ?? "")
       .split(",")
       .map((m) => m.trim())
@@ -174,6 +191,12 @@ export function parseConfig(env: Env): Config {
       .min(0)
       .max(3_600_000)
       .parse(env.KEEPALIVE_MS ?? DEFAULT_KEEPALIVE_MS),
+    storeFalseGraceMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
+    turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
   };
   cache.set(env, config);
   return config;

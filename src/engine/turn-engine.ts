@@ -2,8 +2,8 @@
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
  * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
  * each:
- *   1. `resolveParent`: `previous_response_id` (connection-scoped for store:false, imported from
- *      another session of the tenant when needed);
+ *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
+ *      the tenant within the grace window; imported from another session of the tenant when needed);
  *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
  *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
  *      pairing over both, the record;
@@ -24,6 +24,7 @@
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
@@ -66,10 +67,13 @@ export interface TurnEngineDeps {
   /** Live responses of the session: event logs, subscribers, cancellation. */
   live: LiveRegistry;
   /**
-   * Copies a store:true response owned by another session Durable Object of the same tenant into
-   * this one (so a chain can continue from any session). Resolves false when it is not found.
+   * Copies a response owned by another session Durable Object of the same tenant into this one
+   * (so a chain can continue from any session): store:true, or store:false still continuable by
+   * `scope` (it stays store:false here, owned by `scope`). Resolves false when it is not found.
    */
-  importRemote(responseId: string, tenant: string): Promise<boolean>;
+  importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
+  /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
+  mayContinue(owner: string, scope: TurnScope): boolean;
 }
 
 /** What a turn ended with. */
@@ -104,6 +108,7 @@ export class TurnEngine {
    * Runs one turn, emitting its events to `sink`.
    * @param signal aborting it (a store:false client went away) cancels the upstream request and
    *   stops without storing further state.
+   * @param timer the turn's stopwatch (src/pipeline/turn-timer.ts), started by the transport.
    * @returns the response's id and how it ended.
    * @throws {ApiError} when the request is rejected before `response.created` (validation,
    *   size limits, unknown previous response, pairing, a stage). Nothing is stored in that case.
@@ -113,14 +118,18 @@ export class TurnEngine {
     scope: TurnScope,
     sink: EventSink,
     signal: AbortSignal,
+    timer = new TurnTimer(),
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
     const parent = await this.resolveParent(request, scope);
-    const turn = this.prepareContext(request, parent, scope);
+    timer.lap("state");
+    const turn = this.prepareContext(request, parent, scope, timer);
+    timer.lap("render");
     const upstream = await this.deps.upstreamFor(turn.prepared);
+    timer.lap("stages");
     if (request.generate === false) return this.warmUp(turn, upstream, sink);
-    return this.stream(turn, upstream, sink, signal);
+    return this.stream(turn, upstream, sink, signal, timer);
   }
 
   /**
@@ -132,8 +141,8 @@ export class TurnEngine {
     const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
-    if (!parent && (await this.deps.importRemote(parentId, scope.tenant))) parent = store.get(parentId);
-    if (!parent || (parent.connId !== null && parent.connId !== scope.connId)) {
+    if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
+    if (!parent || (parent.connId !== null && !this.deps.mayContinue(parent.connId, scope))) {
       throw previousResponseNotFound(parentId);
     }
     if (parent.status === "in_progress" || parent.status === "queued") {
@@ -151,7 +160,12 @@ export class TurnEngine {
    * and the response record.
    * @throws {ApiError} 400 for an oversized item or a pairing violation.
    */
-  private prepareContext(request: CreateRequest, parent: ResponseRecord | null, scope: TurnScope): Turn {
+  private prepareContext(
+    request: CreateRequest,
+    parent: ResponseRecord | null,
+    scope: TurnScope,
+    timer: TurnTimer,
+  ): Turn {
     const input = inputItems(request);
     // Without what interrupted or deleted turns left (history-repair.ts).
     const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
@@ -180,7 +194,7 @@ export class TurnEngine {
     return {
       record,
       input,
-      prepared: { responseId: record.id, request, context },
+      prepared: { responseId: record.id, request, context, timer },
       upstreamRequest: {
         model: request.model,
         input: context.all.items,
@@ -223,6 +237,7 @@ export class TurnEngine {
     upstream: Upstream,
     sink: EventSink,
     signal: AbortSignal,
+    timer: TurnTimer,
   ): Promise<TurnResult> {
     const { record } = turn;
     this.createRecord(turn);
@@ -240,7 +255,8 @@ export class TurnEngine {
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
       );
-      if (result) emitter.complete(result.outcome);
+      if (result) timer.measure("commit", () => emitter.complete(result.outcome));
+      timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {
       emitter.close();

@@ -3,7 +3,7 @@
  * per turn and gets the model's upstream wrapped by every stage, in the order listed in
  * `createTurnPipeline`:
  *
- *   route chain (innermost) → usage → context window → redaction (outermost)
+ *   route chain (innermost) → timing → usage → context window → redaction (outermost)
  *
  * `open()` on the result runs outermost first: the context window fits the request, usage fills a
  * missing usage on the stream, the route chain retries and falls back across the model's routes;
@@ -18,6 +18,7 @@ import type { Upstream } from "../upstream/upstream.ts";
 import { contextWindowStage } from "./context-window-stage.ts";
 import { redactionStage } from "./redaction-stage.ts";
 import type { PreparedTurn, TurnStage } from "./stage.ts";
+import { timingStage } from "./timing-stage.ts";
 import { usageStage } from "./usage-stage.ts";
 
 /** The per-session services the stages are built from. */
@@ -64,6 +65,7 @@ export function createTurnPipeline(services: PipelineServices): TurnPipeline {
   return new TurnPipeline(
     (model) => services.routeChain(model),
     [
+      timingStage(), // per-stage timing of the upstream alone (turn-timer.ts)
       usageStage(services.window), // a usage on every completed response (src/context/usage.ts)
       contextWindowStage(services.window), // `truncation` before anything is sent (src/context/)
       redactionStage(services.redactor), // outermost: no secret in any upstream error (src/secrets/)

@@ -11,6 +11,7 @@
 import type { TurnContext } from "../context/counted-context.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import type { Upstream } from "../upstream/upstream.ts";
+import type { TurnTimer } from "./turn-timer.ts";
 
 /** What every stage knows about the turn it decorates. */
 export interface PreparedTurn {
@@ -20,6 +21,8 @@ export interface PreparedTurn {
   readonly request: CreateRequest;
   /** history(previous response) + the turn's input, with sizes, before any fitting. */
   readonly context: TurnContext;
+  /** The turn's stopwatch: a stage that takes time on the critical path reports it here. */
+  readonly timer: TurnTimer;
 }
 
 /** One stage around a turn's upstream. */

@@ -19,6 +19,7 @@ import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.t
 import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import {
   ApiError,
@@ -30,6 +31,7 @@ import {
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import { newScopeId } from "./scope.ts";
+import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {
@@ -41,6 +43,16 @@ export interface HttpTransportDeps {
   now(): number;
   /** Keeps a background promise alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
+  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  turnLog: boolean;
+}
+
+/** What the Worker knows about a `POST /v1/responses` besides its body. */
+export interface CreateOptions {
+  /** Timing the client asked for (its headers, turn-timing.ts). */
+  timing?: TimingOptIn;
+  /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
+  parseMs?: number;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -70,13 +82,17 @@ export class HttpTransport {
   }
 
   /** `POST /v1/responses`, validated by the Worker. */
-  async create(request: CreateRequest, tenant: string): Promise<Response> {
+  async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };
-    if (request.stream) return this.createStreaming(request, scope, cleanup);
+    // The clock starts when the Worker started reading the body.
+    const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
+    timer.lap("parse");
+    const timed = wantsTiming(options.timing);
+    if (request.stream) return this.createStreaming(request, scope, cleanup, timer, timed);
 
     let terminal: ServerEvent | null = null;
     let result: TurnResult;
@@ -90,10 +106,15 @@ export class HttpTransport {
           },
         },
         NEVER_ABORTED,
+        timer,
       );
+    } catch (error) {
+      this.log(request, timer, null, error);
+      throw error;
     } finally {
       cleanup();
     }
+    this.log(request, timer, result.responseId, null);
     const final = terminal as ServerEvent | null;
     if (!final) throw internalError();
     if (result.failure) {
@@ -105,15 +126,35 @@ export class HttpTransport {
         param: null,
       });
     }
-    return Response.json(final.response);
+    const headers: Record<string, string> = timed ? { "server-timing": serverTiming(timer.stages()) } : {};
+    return Response.json(final.response, { headers });
+  }
+
+  /** The turn's log line (`TURN_LOG`). */
+  private log(request: CreateRequest, timer: TurnTimer, responseId: string | null, error: unknown): void {
+    timer.end();
+    if (!this.deps.turnLog) return;
+    const refused = error instanceof ApiError ? (error.code ?? error.type) : error ? "server_error" : null;
+    logTurn({
+      transport: "http",
+      responseId,
+      model: request.model,
+      store: request.store ?? true,
+      error: refused,
+      stages: timer.stages(),
+    });
   }
 
   private async createStreaming(
     request: CreateRequest,
     scope: TurnScope,
     cleanup: () => void,
+    timer: TurnTimer,
+    timed: boolean,
   ): Promise<Response> {
     const sse = new SseStream();
+    // With timing asked for, the stream ends with a `deltagate.timing` event after the terminal one.
+    if (timed) sse.holdOpen();
     let started!: () => void;
     const firstEvent = new Promise<"started">((resolve) => {
       started = () => resolve("started");
@@ -130,12 +171,25 @@ export class HttpTransport {
       this.deps.live.detachEverywhere(sink);
       if (request.store === false) abort.abort("client gone");
     });
-    const run = this.deps.engine.run(request, scope, sink, abort.signal).finally(cleanup);
-    this.deps.track(run.catch(() => {}));
+    const run = this.deps.engine.run(request, scope, sink, abort.signal, timer).finally(cleanup);
+    this.deps.track(
+      run.then(
+        ({ responseId }) => {
+          this.log(request, timer, responseId, null);
+          if (timed)
+            sse.trailer({ type: "deltagate.timing", response_id: responseId, stages: timer.stages() });
+        },
+        (error: unknown) => {
+          this.log(request, timer, null, error);
+          sse.close();
+        },
+      ),
+    );
     // Wait for the first event (`response.created`, sent once the turn is accepted), so a request
     // Deltagate rejects is still a plain HTTP error status.
     await Promise.race([firstEvent, run]);
-    return sse.response();
+    // Headers leave now: the stages known so far (up to the upstream's first event).
+    return sse.response(timed ? { "server-timing": serverTiming(timer.stages()) } : {});
   }
 
   /** `GET /v1/responses/{id}`: the Response object, or its event stream (resumable). */

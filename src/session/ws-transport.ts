@@ -12,6 +12,7 @@
 import type { EventSink } from "../engine/event-sink.ts";
 import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -27,6 +28,7 @@ import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import { logTurn, timingFrames } from "./turn-timing.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -79,6 +81,8 @@ export interface WebSocketTransportDeps {
   /** The environment's secrets, redacted from every `error` event (src/secrets/redactor.ts). */
   redactor: SecretRedactor;
   now(): number;
+  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  turnLog: boolean;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -89,6 +93,7 @@ export class WebSocketTransport {
   private readonly maxConnectionMs: number;
   private readonly redactor: SecretRedactor;
   private readonly now: () => number;
+  private readonly turnLog: boolean;
 
   constructor(deps: WebSocketTransportDeps) {
     this.engine = deps.engine;
@@ -97,6 +102,7 @@ export class WebSocketTransport {
     this.maxConnectionMs = deps.maxConnectionMs;
     this.redactor = deps.redactor;
     this.now = deps.now;
+    this.turnLog = deps.turnLog;
   }
 
   /**
@@ -104,6 +110,7 @@ export class WebSocketTransport {
    * and the returned promise of that run is handed to `track` (e.g. `ctx.waitUntil`).
    */
   onMessage(conn: Connection, frame: string | ArrayBuffer, track: (p: Promise<unknown>) => void): void {
+    const timer = new TurnTimer();
     if (this.expired(conn)) {
       this.closeForLifetime(conn);
       return;
@@ -123,7 +130,9 @@ export class WebSocketTransport {
     }
     switch (event.type) {
       case "response.create":
-        this.create(conn, event.request, bytes, track);
+        timer.lap("parse");
+        if (conn.lastDoneAt !== null) timer.add("think", timer.clock() - conn.lastDoneAt);
+        this.create(conn, event.request, bytes, track, timer);
         return;
       case "response.steer":
         sendFrame(conn.ws, {
@@ -177,6 +186,7 @@ export class WebSocketTransport {
     request: CreateRequest,
     bytes: number,
     track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
     const rejected = conn.lanes.admit(streamId, bytes);
@@ -190,22 +200,59 @@ export class WebSocketTransport {
         // A create still queued when its socket closed was never started (no response.created):
         // drop it rather than generate a response nobody asked to keep waiting for.
         if (conn.closed.signal.aborted) return Promise.resolve();
+        timer.lap("queue");
         const run = this.engine
           .run(
             request,
             { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
             laneSink(conn, streamId),
             this.signalFor(conn, request),
+            timer,
           )
-          .catch((error: unknown) => {
-            if (conn.closed.signal.aborted) return;
-            this.sendError(conn, asApiError(error, "turn failed", this.redactor), streamId);
-          });
+          .then(
+            ({ responseId }) => this.reportTiming(conn, request, timer, responseId, null),
+            (error: unknown) => {
+              const apiError = asApiError(error, "turn failed", this.redactor);
+              if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
+              this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
+            },
+          );
         track(run);
         return run;
       },
       bytes,
     );
+  }
+
+  /**
+   * After a turn: its timing frames to a socket that asked for them (after the terminal event),
+   * its log line, and the start of the client's think time.
+   */
+  private reportTiming(
+    conn: Connection,
+    request: CreateRequest,
+    timer: TurnTimer,
+    responseId: string | null,
+    error: string | null,
+  ): void {
+    timer.end();
+    const stages = timer.stages();
+    conn.lastDoneAt = timer.clock();
+    const optIn = attachmentOf(conn.ws)?.timing ?? conn.attachment.timing;
+    if (optIn && responseId && !conn.closed.signal.aborted) {
+      for (const frame of timingFrames(optIn, responseId, stages, request.stream_id))
+        sendFrame(conn.ws, frame);
+    }
+    if (this.turnLog) {
+      logTurn({
+        transport: "websocket",
+        responseId,
+        model: request.model,
+        store: request.store ?? true,
+        error,
+        stages,
+      });
+    }
   }
 
   /**

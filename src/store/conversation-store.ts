@@ -4,7 +4,8 @@
  * Invariants:
  * - a response's items are written in the same synchronous transaction as its status change, so a
  *   reader never sees a completed response without its output;
- * - `store:false` responses carry the owning connection id and are deleted when it closes;
+ * - `store:false` responses carry the owning connection id and are deleted when it closes, or
+ *   when the grace window after its close ends (released-scopes.ts);
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
  * - an item's JSON or a response's settings too long for one row is stored in pieces
  *   (large-values.ts), written and deleted in the same transaction as its row.
@@ -20,6 +21,7 @@ import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
+import { ReleasedScopes } from "./released-scopes.ts";
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
@@ -142,6 +144,8 @@ export class ConversationStore {
   readonly eventLogs: EventLogStore;
   /** Pieces of items and settings too long for one row. */
   private readonly large: LargeValueStore;
+  /** The grace window of closed sockets' store:false state (released-scopes.ts). */
+  readonly scopes: ReleasedScopes;
   /** Bumped by every method that deletes or re-parents responses (see `historyEpoch`). */
   private epoch = 0;
 
@@ -152,6 +156,9 @@ export class ConversationStore {
     migrate(storage);
     this.eventLogs = new EventLogStore(storage.sql);
     this.large = new LargeValueStore(storage.sql);
+    this.scopes = new ReleasedScopes(storage, () => {
+      this.epoch++;
+    });
   }
 
   /** The response with this id, or null. */
@@ -400,6 +407,15 @@ export class ConversationStore {
       );
     });
     return ids.length;
+  }
+
+  /** The model of the session's latest response, or null before the first. */
+  lastModel(): string | null {
+    return (
+      this.sql
+        .exec<{ model: string }>("SELECT model FROM responses ORDER BY created_at DESC LIMIT 1")
+        .toArray()[0]?.model ?? null
+    );
   }
 
   /** Creation time (ms) of the oldest store:true response, or null when there is none. */

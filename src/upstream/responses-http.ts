@@ -127,6 +127,7 @@ export class ResponsesHttpUpstream implements Upstream {
       store: stored,
     });
     const response = await postStreaming(this.options, "/responses", body, signal);
+    request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
     let events = this.events(response.body, signal);
     if (stored) events = this.remember(events, request.responseId, request.input.length);
     const first = await events.next().catch((cause: unknown) => {

@@ -31,6 +31,12 @@ export interface UpstreamRequest {
   settings: Partial<TurnSettings>;
   /** Stable per-session key (the default `prompt_cache_key`). */
   sessionKey: string;
+  /**
+   * Optional: called by the adapter when its connection to the upstream is ready (HTTP: the
+   * response headers arrived; WebSocket mode: the socket is open, at once when warm), before the
+   * first event; again on a retry. Per-stage timing (src/pipeline/timing-stage.ts) listens.
+   */
+  onConnected?: () => void;
 }
 
 /** An opened upstream stream: its first event, then the rest. */
@@ -61,6 +67,13 @@ export interface Upstream {
    * must not block or throw. `request.responseId` is the warm-up response's id.
    */
   prewarm?(request: UpstreamRequest): void;
+  /**
+   * Optional: a client socket of the session just opened. Adapters with a connection of their own
+   * (Responses WebSocket mode) open it now, sending nothing, so the first turn pays no connection
+   * setup. Must not block or throw: the promise resolves once the connection is open or failed,
+   * and never rejects.
+   */
+  preconnect?(): Promise<void>;
 }
 
 /**
