@@ -12,6 +12,7 @@
  * Invariant: it changes nothing it forwards (request, events, errors) except adding the request's
  * `onConnected` listener.
  */
+import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { Upstream, UpstreamEvent, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
 import type { TurnStage } from "./stage.ts";
 import type { TurnTimer } from "./turn-timer.ts";
@@ -40,7 +41,8 @@ function timed(inner: Upstream, timer: TurnTimer): Upstream {
       if (connectedAt !== null) timer.add("upstream_connect", connectedAt - openedAt);
       timer.add("upstream_first_event", firstAt - connected);
       timer.skip();
-      return { first: stream.first, rest: timedRest(stream.rest, timer, firstAt) };
+      // Optional members of the inner stream (the usage counter) pass through.
+      return { ...stream, rest: timedRest(stream.rest, timer, firstAt) };
     },
     prewarm: (request) => inner.prewarm?.(request),
   };
@@ -56,10 +58,19 @@ async function* timedRest(
   timer.add("relay", timer.clock() - firstAt);
   let lastAt = firstAt;
   let handedOn: number | null = null;
+  let generated = false;
+  const generation = () => {
+    if (generated) return;
+    generated = true;
+    timer.add("generation", lastAt - firstAt);
+  };
   try {
     for await (const event of rest) {
       lastAt = timer.clock();
       handedOn = lastAt;
+      // The engine stops reading at the terminal event (it may never resume this generator), so
+      // generation ends here, not in `finally`.
+      if (TERMINAL_EVENT_TYPES.has(event.type)) generation();
       yield event;
       timer.add("relay", timer.clock() - lastAt);
       handedOn = null;
@@ -67,7 +78,7 @@ async function* timedRest(
   } finally {
     // The consumer stopped at an event (the terminal one): its handling is relay too.
     if (handedOn !== null) timer.add("relay", timer.clock() - handedOn);
-    timer.add("generation", lastAt - firstAt);
+    generation();
     timer.skip();
   }
 }

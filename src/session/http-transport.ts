@@ -188,7 +188,7 @@ export class HttpTransport {
     // Wait for the first event (`response.created`, sent once the turn is accepted), so a request
     // Deltagate rejects is still a plain HTTP error status.
     await Promise.race([firstEvent, run]);
-    // Headers leave now: the stages known so far (up to the upstream's first event).
+    // Headers leave now, with response.created: the stages known so far (the edge's).
     return sse.response(timed ? { "server-timing": serverTiming(timer.stages()) } : {});
   }
 

@@ -15,7 +15,7 @@ export function sessionStub(tenant: string, session: string) {
 export async function countRows(
   tenant: string,
   session: string,
-  table: "responses" | "items",
+  table: "responses" | "items" | "released_scopes",
   where = "1=1",
 ) {
   return runInDurableObject(sessionStub(tenant, session), (_instance, state) => {

@@ -124,7 +124,7 @@ describe("per-stage timing", () => {
     expect(((await timed.json()) as { status: string }).status).toBe("completed");
   });
 
-  it("streams Server-Timing up to the first event, then a trailing deltagate.timing event, only when asked", async () => {
+  it("streams Server-Timing of the edge stages, then a trailing deltagate.timing event, only when asked", async () => {
     const plain = await post({ stream: true });
     expect(plain.headers.get("server-timing")).toBeNull();
     const plainBody = await plain.text();
@@ -132,12 +132,15 @@ describe("per-stage timing", () => {
     expect(plainBody.trimEnd().split("\n\n").at(-1)).toContain("event: response.completed");
 
     const timed = await post({ stream: true }, { "x-deltagate-timing": "1" });
-    expect(timed.headers.get("server-timing")).toContain("upstream_first_event;dur=");
+    // The headers leave with response.created, sent once the turn is accepted (before the upstream
+    // is asked): they carry the edge stages; the trailing event carries every stage.
+    expect(timed.headers.get("server-timing")).toContain("edge;dur=");
     const blocks = (await timed.text()).trimEnd().split("\n\n");
     expect(blocks.at(-2)).toContain("event: response.completed");
     expect(blocks.at(-1)).toContain("event: deltagate.timing");
     const data = JSON.parse(blocks.at(-1)?.split("data: ")[1] ?? "{}") as { stages: Record<string, number> };
     expect(typeof data.stages.commit).toBe("number");
+    expect(typeof data.stages.upstream_first_event).toBe("number");
   });
 
   it("writes one JSON log line per turn, without content", async () => {
