@@ -39,6 +39,14 @@ export interface Directives {
    * answers are ASCII: put the non-ASCII text in a tool output or a backticked command.
    */
   splitChars: boolean;
+  /**
+   * Text the "model" weaves into its output (`emit_hex=HEX`, UTF-8 in hex): the middle of a plain
+   * answer, the end of a tool-output summary, the end of a generated shell command. Hex keeps the
+   * text itself out of the input, so a safety classifier sees it only in the output. Null = none.
+   */
+  emit: string | null;
+  /** Code points per text/arguments delta (`delta_chars=N`, 1–64; default 16). */
+  deltaChars: number;
 }
 
 /** Defaults used when no directive is present. */
@@ -53,6 +61,8 @@ export const DEFAULT_DIRECTIVES: Directives = {
   wsDropSeed: 1,
   wsMaxResponses: 0,
   splitChars: false,
+  emit: null,
+  deltaChars: 16,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -61,6 +71,12 @@ function parseCount(value: string, min: number, max: number): number | null {
   if (!/^\d+$/.test(value)) return null;
   const n = Number(value);
   return n >= min && n <= max ? n : null;
+}
+
+/** Decodes `emit_hex`: an even number of hex digits (≤ 2,048 bytes) as UTF-8, else null. */
+function parseHex(value: string): string | null {
+  if (!/^(?:[0-9a-fA-F]{2}){1,2048}$/.test(value)) return null;
+  return Buffer.from(value, "hex").toString("utf8");
 }
 
 function parseFail(value: string): FailureMode | null {
@@ -110,6 +126,12 @@ export function parseDirectives(text: string): Directives {
         break;
       case "split_chars":
         d.splitChars = value === "1" || value === "true";
+        break;
+      case "emit_hex":
+        d.emit = parseHex(value) ?? d.emit;
+        break;
+      case "delta_chars":
+        d.deltaChars = parseCount(value, 1, 64) ?? d.deltaChars;
         break;
       default:
         break;

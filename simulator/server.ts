@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { handleChatCompletions } from "./chat-completions.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
 import { sendError, sendJson } from "./http-util.ts";
-import { handleModerations } from "./moderations.ts";
+import { DEFAULT_MODERATION, handleModerations } from "./moderations.ts";
 import { KeyedPrefixCache } from "./prefix-cache.ts";
 import { Recorder, recordToJson } from "./recorder.ts";
 import { handleResponsesHttp } from "./responses-http.ts";
@@ -37,6 +37,10 @@ export interface SimulatorOptions {
   firstTokenOverheadMs?: number;
   /** Responses each WS connection keeps in its local cache (default 1, like OpenAI). */
   wsCacheSize?: number;
+  /** Latency of every `/v1/moderations` answer, ms (default 0). */
+  moderationLatencyMs?: number;
+  /** Extra words `/v1/moderations` flags (default none; "attack" and `[sim:flag]` always flag). */
+  moderationFlagWords?: readonly string[];
 }
 
 /** A started simulator. */
@@ -115,6 +119,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     recorder,
     wsConnections: new WsConnectionLog(),
     wsCacheSize: options.wsCacheSize ?? DEFAULT_CONNECTION_CACHE_SIZE,
+    moderation: {
+      latencyMs: options.moderationLatencyMs ?? DEFAULT_MODERATION.latencyMs,
+      flagWords: options.moderationFlagWords ?? DEFAULT_MODERATION.flagWords,
+    },
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };
   const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {

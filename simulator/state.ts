@@ -3,6 +3,7 @@
  * stored-response map, the HTTP prefix caches and the request recorder. Passed to every
  * endpoint handler.
  */
+import type { ModerationSettings } from "./moderations.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ResponseStore } from "./store.ts";
@@ -21,6 +22,8 @@ export interface SimState {
   wsConnections: WsConnectionLog;
   /** Responses each WS connection keeps in its local cache. */
   wsCacheSize: number;
+  /** Latency and flag words of `/v1/moderations`. */
+  moderation: ModerationSettings;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }
