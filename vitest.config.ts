@@ -4,6 +4,7 @@
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
+ * - `unit`: pure logic under test/unit/ in plain Node.
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
@@ -76,6 +77,10 @@ export default defineConfig({
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
         },
+      },
+      {
+        // Pure logic under test/unit/ (mirroring src/ paths): fast, in plain Node.
+        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
       },
       {
         test: {

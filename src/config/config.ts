@@ -3,6 +3,7 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
+import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -34,6 +35,8 @@ export interface Config {
   retentionMs: number;
   /** Grace period before an abandoned store:true response is cancelled, in ms (default 10 minutes). */
   abandonGraceMs: number;
+  /** Safety checks: policy by deployment, route and tenant, classifiers (src/safety/config.ts). */
+  safety: SafetySettings;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -121,10 +124,11 @@ export function parseConfig(env: Env): Config {
     const value = env[name];
     return typeof value === "string" ? value : undefined;
   };
+  const routes = parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env));
   const config: Config = {
     apiKeys: parseApiKeys(env.DELTAGATE_API_KEYS),
     upstream,
-    routes: parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env)),
+    routes,
     upstreamIdleMs: z.coerce
       .number()
       .int()
@@ -149,6 +153,7 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
+    safety: parseSafetySettings(env, routes, upstream, env.AI !== undefined),
   };
   cache.set(env, config);
   return config;

@@ -3,16 +3,19 @@
  * per turn and gets the model's upstream wrapped by every stage, in the order listed in
  * `createTurnPipeline`:
  *
- *   route chain (innermost) → usage → context window (outermost)
+ *   route chain (innermost) → safety → usage → context window (outermost)
  *
  * `open()` on the result runs outermost first: the context window fits the request, usage fills a
- * missing usage on the stream, the route chain retries and falls back across the model's routes.
+ * missing usage on the stream, safety checks the input and the generated output, the route chain
+ * retries and falls back across the model's routes.
  * A new stage (safety, timing, tenant limits…) is one file in this folder implementing `TurnStage`
  * (stage.ts) plus one line in the list below; nothing else changes.
  */
 import type { ContextWindow } from "../context/context-window.ts";
+import type { SessionSafety } from "../safety/session-safety.ts";
 import type { Upstream } from "../upstream/upstream.ts";
 import { contextWindowStage } from "./context-window-stage.ts";
+import { safetyStage } from "./safety-stage.ts";
 import type { PreparedTurn, TurnStage } from "./stage.ts";
 import { usageStage } from "./usage-stage.ts";
 
@@ -26,6 +29,8 @@ export interface PipelineServices {
   routeChain(model: string): Upstream;
   /** The session's context window (src/context/context-window.ts). */
   window: ContextWindow;
+  /** The session's safety checks (src/safety/session-safety.ts). */
+  safety: SessionSafety;
 }
 
 /** Builds a turn's upstream: the model's route chain wrapped by the stages, innermost first. */
@@ -58,6 +63,7 @@ export function createTurnPipeline(services: PipelineServices): TurnPipeline {
   return new TurnPipeline(
     (model) => services.routeChain(model),
     [
+      safetyStage(services.safety), // input and output checks (src/safety/), inside usage and window
       usageStage(services.window), // a usage on every completed response (src/context/usage.ts)
       contextWindowStage(services.window), // `truncation` before anything is sent (src/context/)
     ],

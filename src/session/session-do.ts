@@ -29,6 +29,8 @@ import {
   responseNotFound,
 } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
+import { SessionSafety } from "../safety/session-safety.ts";
+import type { ChainRow } from "../safety/verdict-cache.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
@@ -48,6 +50,8 @@ interface ExportedResponse {
   /** history(parent) + the response's own input, oldest first. */
   input: StoredItem[];
   output: StoredItem[];
+  /** Policies its chain was safety-checked under (src/safety/verdict-cache.ts). */
+  safety?: ChainRow[];
 }
 
 /** One agent session: its sockets, conversation state and turns. */
@@ -58,6 +62,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly live: LiveRegistry;
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
+  private readonly safety: SessionSafety;
 
   /** Runs on every wake: migrates the schema and fails responses an earlier instance left running. */
   constructor(ctx: DurableObjectState, env: Env) {
@@ -72,7 +77,17 @@ export class SessionDurableObject extends DurableObject<Env> {
     this.live = new LiveRegistry(this.config.abandonGraceMs);
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
     const window = new ContextWindow(this.store);
-    const pipeline = createTurnPipeline({ routeChain: (model) => router.upstreamFor(model), window });
+    this.safety = new SessionSafety({
+      settings: this.config.safety,
+      sql: ctx.storage.sql,
+      tenant: () => ownerTenant(ctx.storage.sql),
+      ai: env.AI ?? null,
+    });
+    const pipeline = createTurnPipeline({
+      routeChain: (model) => router.upstreamFor(model),
+      window,
+      safety: this.safety,
+    });
     const engine = new TurnEngine({
       store: this.store,
       history: (parentId) => window.history(parentId),
@@ -233,6 +248,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       record,
       input: [...history, ...this.store.items(id, "input")],
       output: this.store.items(id, "output"),
+      safety: this.safety.exportChain(id),
     };
     return JSON.stringify(exported);
   }
@@ -264,6 +280,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       },
       null,
     );
+    this.safety.importChain(id, exported.safety ?? []);
     await this.scheduleAlarm();
     return true;
   }

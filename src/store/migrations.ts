@@ -8,6 +8,7 @@
 import v1 from "../../migrations/0001_conversation_state.sql";
 import v2 from "../../migrations/0002_item_tokens.sql";
 import v3 from "../../migrations/0003_event_logs.sql";
+import v4 from "../../migrations/0004_safety.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -20,6 +21,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 1, sql: v1 },
   { version: 2, sql: v2 },
   { version: 3, sql: v3 },
+  { version: 4, sql: v4 },
 ];
 
 /**
