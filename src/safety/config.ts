@@ -3,9 +3,9 @@
  * then `SAFETY_MODE`), per-tenant overrides (`SAFETY_TENANTS`), per-route overrides
  * (`UPSTREAMS[].safety`), the rules (`SAFETY_RULES`), the moderation endpoint
  * (`SAFETY_MODERATION_URL`, default the default upstream's base URL; `SAFETY_MODERATION_API_KEY`,
- * default `UPSTREAM_API_KEY`; `SAFETY_MODERATION_MODEL`), Llama Guard's model and cross-session
- * batching (`SAFETY_BATCH_WAIT_MS`, 0 = off). Owns policy resolution: defaults ← deployment ←
- * route ← tenant.
+ * default `UPSTREAM_API_KEY`; `SAFETY_MODERATION_MODEL`), Llama Guard's model, the deployment's
+ * cross-session batching (`SAFETY_BATCH_WAIT_MS`, 0 = off; `SAFETY_BATCH_MAX_TEXTS`) and the
+ * accounting log (`SAFETY_LOG`). Owns policy resolution: defaults ← deployment ← route ← tenant.
  * Invariant: a `SafetySettings` never names a classifier it cannot build (Llama Guard needs the
  * `AI` binding), so a misconfiguration fails at startup, not on a turn.
  */
@@ -49,8 +49,6 @@ export interface SafetySettings {
   rules: RulesConfig;
   moderation: { baseUrl: string; apiKey: string | null; model: string };
   llamaGuardModel: string;
-  /** Cross-session micro-batching of classifier calls in one isolate (0 ms = off). */
-  batch: { waitMs: number; maxTexts: number };
   /** Which turns get an accounting log line (`SAFETY_LOG`, default `notable`). */
   log: SafetyLog;
 }
@@ -80,6 +78,18 @@ export function parseSafetySettings(
     env.SAFETY ? parseOverride(parseJson(env.SAFETY, "SAFETY"), "SAFETY") : undefined,
   );
   if (env.SAFETY_MODE) policy = { ...policy, mode: z.enum(SAFETY_MODES).parse(env.SAFETY_MODE) };
+  if (env.SAFETY_BATCH_WAIT_MS) {
+    policy = {
+      ...policy,
+      batchWaitMs: z.coerce.number().int().min(0).max(50).parse(env.SAFETY_BATCH_WAIT_MS),
+    };
+  }
+  if (env.SAFETY_BATCH_MAX_TEXTS) {
+    policy = {
+      ...policy,
+      batchMaxTexts: z.coerce.number().int().min(1).max(256).parse(env.SAFETY_BATCH_MAX_TEXTS),
+    };
+  }
   const tenants = new Map<string, PolicyOverride>();
   if (env.SAFETY_TENANTS) {
     const raw = parseJson(env.SAFETY_TENANTS, "SAFETY_TENANTS");
@@ -128,20 +138,6 @@ export function parseSafetySettings(
       model: env.SAFETY_MODERATION_MODEL || "omni-moderation-latest",
     },
     llamaGuardModel: env.SAFETY_LLAMA_GUARD_MODEL || "@cf/meta/llama-guard-3-8b",
-    batch: {
-      waitMs: z.coerce
-        .number()
-        .int()
-        .min(0)
-        .max(50)
-        .parse(env.SAFETY_BATCH_WAIT_MS ?? 0),
-      maxTexts: z.coerce
-        .number()
-        .int()
-        .min(1)
-        .max(256)
-        .parse(env.SAFETY_BATCH_MAX_TEXTS ?? 32),
-    },
     log: z.enum(["all", "notable", "off"]).parse(env.SAFETY_LOG || "notable"),
   };
 }

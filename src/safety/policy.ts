@@ -44,6 +44,12 @@ export interface SafetyPolicy {
   holdBackChars: number;
   /** Emit a `deltagate.safety` event (the turn's accounting) before each terminal event. */
   reportEvents: boolean;
+  /**
+   * Cross-session micro-batching of remote classifier calls in one isolate: longest wait, ms
+   * (0 = off), and most texts per batch (src/safety/classifiers/batching.ts).
+   */
+  batchWaitMs: number;
+  batchMaxTexts: number;
 }
 
 /** The built-in policy: parallel input checks and output checks by the local rules classifier. */
@@ -57,6 +63,8 @@ export const DEFAULT_POLICY: SafetyPolicy = {
   windowChars: 200,
   holdBackChars: 32,
   reportEvents: false,
+  batchWaitMs: 0,
+  batchMaxTexts: 32,
 };
 
 const itemCheck = z
@@ -78,6 +86,8 @@ export const policyOverrideSchema = z.strictObject({
   window_chars: z.number().int().min(1).max(MAX_TEXT_CHARS).optional(),
   hold_back_chars: z.number().int().min(0).max(4_096).optional(),
   report_events: z.boolean().optional(),
+  batch_wait_ms: z.number().int().min(0).max(50).optional(),
+  batch_max_texts: z.number().int().min(1).max(256).optional(),
 });
 /** A parsed override. */
 export type PolicyOverride = z.infer<typeof policyOverrideSchema>;
@@ -116,6 +126,8 @@ export function applyOverride(base: SafetyPolicy, override: PolicyOverride | und
     windowChars: override.window_chars ?? base.windowChars,
     holdBackChars: override.hold_back_chars ?? base.holdBackChars,
     reportEvents: override.report_events ?? base.reportEvents,
+    batchWaitMs: override.batch_wait_ms ?? base.batchWaitMs,
+    batchMaxTexts: override.batch_max_texts ?? base.batchMaxTexts,
   };
 }
 

@@ -14,7 +14,7 @@ import { ModerationClassifier } from "./classifiers/moderation.ts";
 import { RulesClassifier } from "./classifiers/rules.ts";
 import { policyFor, type SafetySettings } from "./config.ts";
 import { InputChecker } from "./input-checker.ts";
-import { type ClassifierKind, planTurn, type RequestModeration } from "./policy.ts";
+import { type ClassifierKind, planTurn, type RequestModeration, type SafetyPolicy } from "./policy.ts";
 import type { SafetyLog } from "./report.ts";
 import { SafeUpstream } from "./safe-upstream.ts";
 import { type ChainRow, VerdictCache } from "./verdict-cache.ts";
@@ -76,9 +76,9 @@ export class SessionSafety {
     const policy = policyFor(this.deps.settings, turn.model, this.deps.tenant());
     const plan = planTurn(policy, turn.moderation);
     if (!plan) return inner;
-    const input = this.classifier(policy.classifier, plan.requestModel);
+    const input = this.classifier(policy.classifier, plan.requestModel, policy);
     const outputKind = policy.outputClassifier === "none" ? policy.classifier : policy.outputClassifier;
-    const output = plan.outputCheck ? this.classifier(outputKind, plan.requestModel) : null;
+    const output = plan.outputCheck ? this.classifier(outputKind, plan.requestModel, policy) : null;
     return new SafeUpstream({ inner, turn, plan, input, output, safety: this });
   }
 
@@ -93,7 +93,7 @@ export class SessionSafety {
   }
 
   /** The classifier of `kind` (the request's moderation model for the moderation endpoint). */
-  private classifier(kind: ClassifierKind, requestModel: string | null): Classifier {
+  private classifier(kind: ClassifierKind, requestModel: string | null, policy: SafetyPolicy): Classifier {
     let classifier: Classifier;
     if (kind === "rules") return this.rules;
     if (kind === "moderation") {
@@ -103,7 +103,8 @@ export class SessionSafety {
     } else {
       throw new Error("llama-guard needs the AI binding"); // excluded by parseSafetySettings
     }
-    const { waitMs, maxTexts } = this.deps.settings.batch;
-    return waitMs > 0 ? new BatchingClassifier(classifier, waitMs, maxTexts) : classifier;
+    return policy.batchWaitMs > 0
+      ? new BatchingClassifier(classifier, policy.batchWaitMs, policy.batchMaxTexts)
+      : classifier;
   }
 }

@@ -13,7 +13,13 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const sim = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true });
+  // The safety tests' marker (test/support/safety.ts) is flagged by /v1/moderations too.
+  const sim = await startSimulator({
+    port: 0,
+    host: "127.0.0.1",
+    quiet: true,
+    moderationFlagWords: ["zebra-flag-marker"],
+  });
   project.provide("simulatorUrl", sim.url);
   return async () => {
     await sim.close();

@@ -150,7 +150,10 @@ describe("configuration", () => {
       apiKey: "k",
       model: "omni-moderation-latest",
     });
-    expect(settings.batch.waitMs).toBe(0);
+    expect(settings.policy.batchWaitMs).toBe(0);
+    expect(
+      parseSafetySettings({ SAFETY_BATCH_WAIT_MS: "4" }, routes, upstream, false).policy.batchWaitMs,
+    ).toBe(4);
   });
 
   it("resolves deployment ← route ← tenant", () => {
