@@ -10,10 +10,15 @@
  */
 import type { Verdict } from "./classifier.ts";
 
-/** Most verdict rows kept per session; beyond it the oldest tenth is dropped. */
-const MAX_VERDICTS = 50_000;
-/** Writes between two bound checks. */
-const PRUNE_EVERY = 500;
+/** The bounds of the cache. */
+export interface CacheLimits {
+  /** Most verdict rows kept per session; beyond it the oldest tenth is dropped. */
+  maxVerdicts: number;
+  /** Writes between two bound checks. */
+  pruneEvery: number;
+}
+
+const DEFAULT_LIMITS: CacheLimits = { maxVerdicts: 50_000, pruneEvery: 500 };
 /** SQLite bound parameters per statement in a Durable Object. */
 const MAX_PARAMS = 100;
 
@@ -33,11 +38,13 @@ export interface VerdictEntry {
 export class VerdictCache {
   private readonly sql: SqlStorage;
   private readonly now: () => number;
+  private readonly limits: CacheLimits;
   private writes = 0;
 
-  constructor(sql: SqlStorage, now: () => number = Date.now) {
+  constructor(sql: SqlStorage, now: () => number = Date.now, limits: CacheLimits = DEFAULT_LIMITS) {
     this.sql = sql;
     this.now = now;
+    this.limits = limits;
   }
 
   /** Cached verdicts of `classifier` for `hashes`, by hash (missing ones are absent). */
@@ -116,18 +123,19 @@ export class VerdictCache {
     for (const row of rows) this.markChain(responseId, row.policy, row.verdict);
   }
 
-  /** Keeps both tables bounded, checked every `PRUNE_EVERY` writes. */
+  /** Keeps both tables bounded, checked every `pruneEvery` writes. */
   private wrote(count: number): void {
+    const { maxVerdicts, pruneEvery } = this.limits;
     this.writes += count;
-    if (this.writes < PRUNE_EVERY) return;
+    if (this.writes < pruneEvery) return;
     this.writes = 0;
     this.sql.exec("DELETE FROM safety_chains WHERE response_id NOT IN (SELECT id FROM responses)");
     const total = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM safety_verdicts").one().n;
-    if (total > MAX_VERDICTS) {
+    if (total > maxVerdicts) {
       this.sql.exec(
         `DELETE FROM safety_verdicts WHERE (classifier, hash) IN
            (SELECT classifier, hash FROM safety_verdicts ORDER BY checked_at LIMIT ?)`,
-        Math.ceil(MAX_VERDICTS / 10),
+        Math.ceil(maxVerdicts / 10),
       );
     }
   }
