@@ -1,24 +1,31 @@
 /**
- * Test configuration: two projects.
+ * Test configuration: three projects.
+ * - `unit`: pure logic (parsers, translation, pairing, truncation, id codecs) in plain Node,
+ *   under test/unit/ at the path of the source file it tests (test/unit/upstream/sse.test.ts
+ *   tests src/upstream/sse.ts). Anything that needs the Workers runtime goes to `workers`.
  * - `workers`: runs inside workerd through the Workers vitest integration
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
- * - `unit`: pure logic under test/unit/ in plain Node.
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
  */
+import { availableParallelism } from "node:os";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
+    // Vitest's default (cores - 1) runs one file at a time on 2 cores, yet most files spend their
+    // time waiting on sockets, timers and wrangler starts: two at a time at least.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       {
         plugins: [
           cloudflareTest(({ inject }) => {
             const upstream = `${inject<string>("simulatorUrl")}/v1`;
+            const otherProvider = `${inject<string>("otherProviderUrl")}/v1`;
             // Test routing table: model prefixes pick the adapter under test; all reach the simulator.
             const routes = [
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
@@ -104,9 +111,20 @@ export default defineConfig({
                 base_url: upstream,
                 safety: { report_events: true },
               },
+              // Encrypted reasoning across a fallback (src/upstream/encrypted-reasoning.ts): a
+              // WebSocket route, then the HTTP route of the same provider (same base URL)…
+              { model: "sim-fb-same*", api: "responses-ws", base_url: upstream, max_retries: 0 },
+              { model: "sim-fb-same*", api: "responses-http", base_url: upstream },
+              // …or of another provider (a second simulator, with its own reasoning ledger).
+              { model: "sim-fb-other*", api: "responses-ws", base_url: upstream, max_retries: 0 },
+              { model: "sim-fb-other*", api: "responses-http", base_url: otherProvider },
               { model: "*", api: "responses-http", base_url: upstream, api_key_var: "UPSTREAM_API_KEY" },
             ];
             return {
+              // workerd's --verbose logs every internal exception with a stack, including ones the
+              // Worker handles (a refused connection, a body cut by its peer): noise in a green run.
+              // Uncaught errors of the Worker's own code still reach the console.
+              verbose: false,
               wrangler: { configPath: "./wrangler.toml" },
               miniflare: {
                 bindings: {
@@ -134,13 +152,24 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],
+          // One workerd (Miniflare) for every file instead of a new one per file: starting workerd
+          // and importing the Worker's modules (the tokenizer's tables above all) per file cost
+          // more than the tests themselves. Files share Durable Object storage, which the tests
+          // allow for: each uses its own session names.
+          isolate: false,
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
         },
       },
       {
-        // Pure logic under test/unit/ (mirroring src/ paths): fast, in plain Node.
-        test: { name: "unit", include: ["test/unit/**/*.test.ts"], environment: "node" },
+        test: {
+          name: "unit",
+          include: ["test/unit/**/*.test.ts"],
+          environment: "node",
+          // The property tests (an SSE stream cut at every byte offset, 1 MiB pathological token
+          // counts) are CPU-bound for seconds while workerd files run beside them on 2 cores.
+          testTimeout: 30_000,
+        },
       },
       {
         test: {

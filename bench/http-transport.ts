@@ -1,25 +1,24 @@
 /**
- * HTTP/SSE turns (`POST /v1/responses`, `stream: true`) with the `openai` SDK, in two styles:
- * - "full-history": store:false, every turn re-sends the whole conversation (prompt, every
- *   earlier output item, every tool output) — an HTTP agent loop without server-side state;
- * - "delta": store:true, `previous_response_id` + only the new items (Deltagate's HTTP path;
- *   OpenAI's HTTP API requires stored responses for `previous_response_id`).
- * Owns the exact count of bytes sent: a `fetch` wrapper measures each request body as the SDK
- * serialized it.
- * Connections: Node's `fetch` (undici's global pool) keeps them alive, so a loop's turns share one
- * connection (the link profile's proxy counts connections per loop, which shows it).
+ * Responses API turns over HTTP/SSE (`POST /v1/responses`, `stream: true`) with the `openai` SDK,
+ * in two styles:
+ * - "full-history": store:false, every turn re-sends the whole conversation — an HTTP agent loop
+ *   without server-side state (scenario A);
+ * - "chained": store:true, `previous_response_id` + only the new items (OpenAI's HTTP API requires
+ *   stored responses for `previous_response_id`; scenarios A2 and DG-h2ws).
+ * Owns the loop's history (full-history style) and the exact count of the JSON bytes it sent.
+ * Connections: the per-loop `fetch` (loop-fetch.ts) keeps one connection alive for the loop.
  */
 import OpenAI from "openai";
 import type {
-  Response as OpenAIResponse,
   ResponseCreateParamsStreaming,
+  ResponseFunctionToolCall,
   ResponseInputItem,
+  Response as ResponsesResponse,
 } from "openai/resources/responses/responses";
-import type { TurnInput, TurnResult, TurnTransport } from "./loop.ts";
+import type { FunctionCall, TurnInput, TurnResult, TurnTransport } from "./loop.ts";
+import type { LoopFetch } from "./loop-fetch.ts";
+import { mergeTimings, parseServerTiming, timingFromEvent } from "./timing-hook.ts";
 import { BENCH_TOOLS } from "./workload.ts";
-
-/** Longest one turn may take, in ms. */
-export const TURN_TIMEOUT_MS = 30_000;
 
 /** Configuration of an HTTP transport. */
 export interface HttpTransportOptions {
@@ -27,66 +26,83 @@ export interface HttpTransportOptions {
   baseURL: string;
   apiKey: string;
   model: string;
-  style: "full-history" | "delta";
-  /** `prompt_cache_key` to send (full-history style: a real loop sends one per conversation). */
-  promptCacheKey?: string;
+  style: "full-history" | "chained";
+  /** Sent on every request (a real agent sends one per conversation). */
+  promptCacheKey: string;
+  /** Extra request headers (session id, timing opt-in). */
+  headers: Record<string, string>;
+  loopFetch: LoopFetch;
+  turnTimeoutMs: number;
 }
 
-/** Byte length of a request body the SDK handed to `fetch`. */
-function bodyBytes(body: unknown): number {
-  if (body === undefined || body === null) return 0;
-  if (typeof body === "string") return Buffer.byteLength(body, "utf8");
-  if (ArrayBuffer.isView(body)) return body.byteLength;
-  if (body instanceof ArrayBuffer) return body.byteLength;
-  throw new Error(`cannot measure a request body of type ${Object.prototype.toString.call(body)}`);
-}
-
-/** Output items carried into the next full-history request (the simulator emits only these two). */
-function historyItems(response: OpenAIResponse): ResponseInputItem[] {
+/** Output items carried into the next request of a full-history loop. */
+export function historyItems(response: ResponsesResponse): ResponseInputItem[] {
   return response.output.flatMap((item): ResponseInputItem[] =>
     item.type === "message" || item.type === "function_call" ? [item] : [],
   );
 }
 
-/** Creates an HTTP transport for one loop (it holds that loop's history). */
+/** The function calls of a terminal Response. */
+export function responseCalls(response: ResponsesResponse): FunctionCall[] {
+  return response.output
+    .filter((item): item is ResponseFunctionToolCall => item.type === "function_call")
+    .map((call) => ({ callId: call.call_id, name: call.name, arguments: call.arguments }));
+}
+
+/** Creates an HTTP transport for one loop. */
 export function httpTransport(options: HttpTransportOptions): TurnTransport {
   let lastBodyBytes = 0;
-  const countingFetch: typeof fetch = (input, init) => {
-    lastBodyBytes = bodyBytes(init?.body);
-    return fetch(input, init);
+  const countingFetch = (input: string | URL, init?: RequestInit): Promise<Response> => {
+    const body = init?.body;
+    lastBodyBytes = typeof body === "string" ? Buffer.byteLength(body, "utf8") : 0;
+    return options.loopFetch.fetch(input, init);
   };
   const client = new OpenAI({
     apiKey: options.apiKey,
     baseURL: options.baseURL,
     maxRetries: 0,
-    timeout: TURN_TIMEOUT_MS,
-    fetch: countingFetch,
+    timeout: options.turnTimeoutMs,
+    fetch: countingFetch as unknown as typeof fetch,
   });
   const history: ResponseInputItem[] = [];
+  let previousId: string | null = null;
 
   return {
-    async turn({ newItems, previous }: TurnInput): Promise<TurnResult> {
+    async turn({ newItems }: TurnInput): Promise<TurnResult> {
       let body: ResponseCreateParamsStreaming;
+      const common = {
+        model: options.model,
+        tools: BENCH_TOOLS,
+        stream: true as const,
+        prompt_cache_key: options.promptCacheKey,
+      };
       if (options.style === "full-history") {
-        if (previous) history.push(...historyItems(previous));
         history.push(...newItems);
-        body = { model: options.model, tools: BENCH_TOOLS, store: false, stream: true, input: [...history] };
-        if (options.promptCacheKey) body.prompt_cache_key = options.promptCacheKey;
+        body = { ...common, store: false, input: [...history] };
       } else {
-        body = { model: options.model, tools: BENCH_TOOLS, store: true, stream: true, input: newItems };
-        if (previous) body.previous_response_id = previous.id;
+        body = { ...common, store: true, input: newItems };
+        if (previousId) body.previous_response_id = previousId;
       }
-      // A real agent runs its tool between turns; this one answers at once. Undici hands a
-      // kept-alive connection back to its pool only on a later macrotask, so without this yield
-      // every other request would open a fresh connection (and pay a handshake on a real link).
+      // A real agent runs its tool between turns; this one answers at once. Give the previous
+      // response's socket one macrotask to return to the agent's pool, as it would by then.
       await new Promise((resolve) => setImmediate(resolve));
       const started = performance.now();
       let ttftMs: number | null = null;
-      const stream = await client.responses.create(body, { signal: AbortSignal.timeout(TURN_TIMEOUT_MS) });
+      const { data: stream, response: httpResponse } = await client.responses
+        .create(body, { signal: AbortSignal.timeout(options.turnTimeoutMs), headers: options.headers })
+        .withResponse();
       const clientBytes = lastBodyBytes;
-      let result: TurnResult | null = null;
-      // Read to the end rather than break: aborting the body would close the kept-alive connection.
+      let timing = parseServerTiming(httpResponse.headers.get("server-timing"));
+      let terminal: ResponsesResponse | null = null;
+      let latencyMs = 0;
+      // Read to the end rather than break: aborting the body would close the kept-alive connection
+      // (and a timing event may follow the terminal event).
       for await (const event of stream) {
+        const reported = timingFromEvent(event);
+        if (reported) {
+          timing = mergeTimings(timing, reported.stages);
+          continue;
+        }
         if (
           ttftMs === null &&
           (event.type === "response.output_text.delta" || event.type === "response.output_item.added")
@@ -94,21 +110,30 @@ export function httpTransport(options: HttpTransportOptions): TurnTransport {
           ttftMs = performance.now() - started;
         }
         if (event.type === "response.completed") {
-          const latencyMs = performance.now() - started;
-          result = {
-            response: event.response,
-            sample: { latencyMs, ttftMs: ttftMs ?? latencyMs, clientBytes },
-          };
-        }
-        if (event.type === "response.failed" || event.type === "response.incomplete") {
+          latencyMs = performance.now() - started;
+          terminal = event.response;
+        } else if (event.type === "response.failed" || event.type === "response.incomplete") {
           throw new Error(
             `${event.type}: ${JSON.stringify(event.response.error ?? event.response.incomplete_details)}`,
           );
+        } else if (event.type === "error") {
+          throw new Error(`error event: ${event.code ?? ""} ${event.message}`);
         }
-        if (event.type === "error") throw new Error(`error event: ${event.code ?? ""} ${event.message}`);
       }
-      if (!result) throw new Error("the SSE stream ended without a terminal event");
-      return result;
+      if (!terminal) throw new Error("the SSE stream ended without a terminal event");
+      if (options.style === "full-history") history.push(...historyItems(terminal));
+      previousId = terminal.id;
+      return {
+        calls: responseCalls(terminal),
+        sample: {
+          latencyMs,
+          ttftMs: ttftMs ?? latencyMs,
+          clientBytes,
+          reconnected: false,
+          fallback: false,
+          timing,
+        },
+      };
     },
   };
 }

@@ -7,7 +7,7 @@
  * unchanged, and half-closes are forwarded in order after the data before them.
  * Owns its listening socket and every proxied connection: `close()` ends them all.
  * Invariants: loopback only (listens on and connects to 127.0.0.1); bounded — at most
- * `MAX_CONNECTIONS` connections and `HIGH_WATER_BYTES` (plus one read) buffered per direction.
+ * `maxConnections` (default 64) connections and `HIGH_WATER_BYTES` (plus one read) buffered per direction.
  * Not modelled: packet loss, jitter, TCP congestion control (slow start would make large uploads
  * on a fresh or idle connection slower still), and the CPU cost of TLS.
  */
@@ -15,7 +15,7 @@ import { createServer, connect as netConnect, type Socket } from "node:net";
 import type { LinkSpec } from "./link-spec.ts";
 import { newPipeCounters, type PipeCounters, ShapedPipe } from "./shaped-pipe.ts";
 
-/** Simultaneous client connections the proxy accepts (the benchmark uses one or two). */
+/** Simultaneous client connections the proxy accepts by default (a client loop uses one or two). */
 const MAX_CONNECTIONS = 64;
 /** Bytes buffered per direction before the sending side is paused. */
 const HIGH_WATER_BYTES = 1 << 20;
@@ -46,6 +46,11 @@ export interface LinkProxyOptions {
   /** The port on 127.0.0.1 to forward to. */
   targetPort: number;
   spec: LinkSpec;
+  /**
+   * Simultaneous connections accepted (default 64). The edge → provider hop needs more: each
+   * session's Durable Object keeps its own warm upstream socket until it idles out.
+   */
+  maxConnections?: number;
 }
 
 /**
@@ -109,7 +114,7 @@ export async function startLinkProxy(options: LinkProxyOptions): Promise<LinkPro
       down.end();
     });
   });
-  server.maxConnections = MAX_CONNECTIONS;
+  server.maxConnections = options.maxConnections ?? MAX_CONNECTIONS;
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

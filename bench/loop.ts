@@ -1,37 +1,44 @@
 /**
- * The agent loop every scenario runs, independent of transport: send the prompt, run each
- * `function_call` the model asks for (here: the canned ~2 KB `toolOutput`), send the
- * `function_call_output`s back, until the model answers with a message.
+ * The agent loop every scenario runs, independent of transport: send the instructions and the
+ * prompt, run each function call the model asks for (here: a canned 2–8 KB output,
+ * workload.ts), send the `function_call_output`s back, until the model answers with a message.
  * Owns the workload's shape check: a loop must take exactly `turns` turns and end with no
  * function call, otherwise its numbers would not be comparable and it throws.
- * Transports (`TurnTransport`) decide what goes on the wire: the whole history or only the delta.
+ * Transports (`TurnTransport`) decide what goes on the wire: the whole history or only the delta,
+ * over which API, and what happens after a dropped socket.
  */
-import type {
-  Response as OpenAIResponse,
-  ResponseFunctionToolCall,
-  ResponseInputItem,
-} from "openai/resources/responses/responses";
+import type { ResponseInputItem } from "openai/resources/responses/responses";
 import type { TurnSample } from "./metrics.ts";
-import { firstPrompt, toolOutput } from "./workload.ts";
+import { firstInput, toolOutput, toolOutputBytes } from "./workload.ts";
+
+/** A function call the model made (Responses `function_call` or a Chat Completions tool call). */
+export interface FunctionCall {
+  callId: string;
+  name: string;
+  arguments: string;
+}
 
 /** What the loop hands a transport for one turn. */
 export interface TurnInput {
-  /** The items that are new since the previous turn (the prompt, then `function_call_output`s). */
+  /** The items that are new since the previous turn (instructions + prompt, then tool outputs). */
   newItems: ResponseInputItem[];
-  /** The previous turn's terminal `Response` (null on the first turn). */
-  previous: OpenAIResponse | null;
+  /** 1-based turn number. */
+  turn: number;
+  /** True on the loop's last turn. */
+  last: boolean;
 }
 
-/** A finished turn: the terminal `Response` and what the client measured. */
+/** A finished turn. */
 export interface TurnResult {
-  response: OpenAIResponse;
+  /** The function calls the model made (none on the final answer). */
+  calls: FunctionCall[];
   sample: TurnSample;
 }
 
-/** One way of sending turns (HTTP full history, HTTP delta, WebSocket delta, …). */
+/** One way of sending turns (HTTP full history, HTTP chained, WebSocket delta, Chat, …). */
 export interface TurnTransport {
   /**
-   * Sends one turn and resolves at its `response.completed`.
+   * Sends one turn and resolves at its terminal event.
    * @throws {Error} on `response.failed`/`response.incomplete`, an `error` event, an HTTP error,
    *   a closed socket, or a timeout.
    */
@@ -42,14 +49,8 @@ export interface TurnTransport {
 export interface LoopParams {
   /** Total turns (the simulator is asked for `turns - 1` tool rounds). */
   turns: number;
-  /** Size of each tool output, in bytes. */
-  toolOutputBytes: number;
   /** Unique per loop (see workload.ts). */
   nonce: string;
-}
-
-function functionCalls(response: OpenAIResponse): ResponseFunctionToolCall[] {
-  return response.output.filter((item): item is ResponseFunctionToolCall => item.type === "function_call");
 }
 
 /**
@@ -60,29 +61,23 @@ function functionCalls(response: OpenAIResponse): ResponseFunctionToolCall[] {
  */
 export async function runAgentLoop(transport: TurnTransport, params: LoopParams): Promise<TurnSample[]> {
   const samples: TurnSample[] = [];
-  let input: TurnInput = {
-    newItems: [{ type: "message", role: "user", content: firstPrompt(params.turns, params.nonce) }],
-    previous: null,
-  };
+  let newItems: ResponseInputItem[] = firstInput(params.turns, params.nonce);
   for (let turn = 1; turn <= params.turns; turn++) {
-    const { response, sample } = await transport.turn(input);
+    const last = turn === params.turns;
+    const { calls, sample } = await transport.turn({ newItems, turn, last });
     samples.push(sample);
-    const calls = functionCalls(response);
-    if (turn === params.turns) {
+    if (last) {
       if (calls.length > 0) throw new Error(`the model still called a tool on turn ${turn} of ${turn}`);
       break;
     }
     if (calls.length === 0) {
       throw new Error(`the model answered after ${turn} turn(s); the workload needs ${params.turns}`);
     }
-    input = {
-      newItems: calls.map((call) => ({
-        type: "function_call_output",
-        call_id: call.call_id,
-        output: toolOutput(turn, params.toolOutputBytes),
-      })),
-      previous: response,
-    };
+    newItems = calls.map((call) => ({
+      type: "function_call_output",
+      call_id: call.callId,
+      output: toolOutput(turn, toolOutputBytes(turn)),
+    }));
   }
   return samples;
 }

@@ -1,40 +1,53 @@
 /**
  * What one measured agent loop produces, and the order statistics the report is built from.
- * Invariant: every duration is in ms measured with `performance.now()` in the client process;
- * every size is in bytes of payload (HTTP request body / WebSocket text frame), never headers or
- * framing.
+ * Invariant: every duration is in ms measured with `performance.now()` in the client process
+ * (workerd CPU: from /proc); payload sizes are JSON bytes (HTTP request body / WebSocket text
+ * frame) and wire sizes are TCP payload bytes (headers, framing and compression included).
  */
+import type { ClientWire } from "./loop-fetch.ts";
+import type { StageTimings } from "./timing-hook.ts";
+
+export type { ClientWire } from "./loop-fetch.ts";
 
 /** One turn as the client saw it. */
 export interface TurnSample {
-  /** Ms from sending the request (HTTP `fetch` / WS frame) to receiving its terminal event. */
+  /**
+   * Ms from the moment the agent had its next request ready (before a reconnect, if the socket
+   * had dropped) to the terminal event.
+   */
   latencyMs: number;
-  /** Ms from sending to the first `response.output_text.delta` or `response.output_item.added`. */
+  /** Ms from the same moment to the first `response.output_item.added` / output delta / chunk. */
   ttftMs: number;
-  /** Bytes of the request payload the client sent for this turn. */
+  /** JSON payload bytes the client sent for this turn (both attempts after a fallback). */
   clientBytes: number;
+  /** The turn had to open a new socket first (reconnect variants). */
+  reconnected: boolean;
+  /** The turn was refused with `previous_response_not_found` and re-sent with the full history. */
+  fallback: boolean;
+  /** Per-stage timing Deltagate reported for this turn (bench/timing-hook.ts), else null. */
+  timing: StageTimings | null;
 }
 
-/** What the upstream (the simulator) received during one loop, from its request recorder. */
+/** What the upstream (a simulator) received during one loop, from its request recorder. */
 export interface UpstreamTraffic {
   /** Requests / WebSocket frames received (includes `generate:false` warm-ups, if any). */
   requests: number;
   /** Total payload bytes received. */
   bytes: number;
-  /** Requests per recorder transport ("http", "ws", …): shows which upstream API really served. */
+  /** Requests per recorder transport ("http", "ws", "chat"): shows which upstream API served. */
   transports: Record<string, number>;
 }
 
-/**
- * What crossed the client's shaped link during one loop (link profile only), counted by the
- * proxy: TCP payload bytes, so HTTP headers, chunked/SSE framing and WebSocket frame headers count.
- */
-export interface WireTraffic {
-  /** Client connections opened during the loop (keep-alive reuse shows as 1, or 0). */
+/** The shaped hops of a network profile. */
+export const HOP_IDS = ["client-edge", "client-provider", "edge-provider"] as const;
+/** One of `HOP_IDS`. */
+export type HopId = (typeof HOP_IDS)[number];
+
+/** What crossed one shaped hop during one loop, counted by its link proxy (TCP payload). */
+export interface HopTraffic {
   connections: number;
-  /** Client → server bytes. */
+  /** Towards the server (client → edge, client → provider, edge → provider). */
   upBytes: number;
-  /** Server → client bytes. */
   downBytes: number;
   /** Timer-driven deliveries the proxy made (both directions). */
   deliveries: number;
@@ -48,12 +61,18 @@ export interface WireTraffic {
 export interface LoopSample {
   /** Ms from the start of the loop (before connecting, for WebSocket) to the last terminal event. */
   loopMs: number;
-  /** WebSocket scenarios: ms until the socket was open; null for HTTP. */
+  /** WebSocket scenarios: ms until the first socket was open; null for HTTP. */
   connectMs: number | null;
   turns: TurnSample[];
+  /** The client's own sockets (every profile). */
+  client: ClientWire;
+  /** WebSocket loops: whether the server accepted permessage-deflate; null for HTTP. */
+  deflate: boolean | null;
+  /** The shaped hops' traffic (only the hops the profile shapes). */
+  hops: Partial<Record<HopId, HopTraffic>>;
   upstream: UpstreamTraffic;
-  /** The client link's traffic (link profile), else null. */
-  wire: WireTraffic | null;
+  /** CPU time of this run's workerd processes during the loop, ms (null off Linux). */
+  workerdCpuMs: number | null;
 }
 
 /** Arithmetic mean (NaN for an empty list). */
@@ -62,38 +81,20 @@ export function mean(values: readonly number[]): number {
   return values.reduce((sum, v) => sum + v, 0) / values.length;
 }
 
-/** Median: mean of the two middle values for an even count (NaN for an empty list). */
-export function median(values: readonly number[]): number {
+/**
+ * The q-quantile (0 ≤ q ≤ 1) with linear interpolation between order statistics (Hyndman & Fan
+ * type 7, the default of R and NumPy); NaN for an empty list.
+ */
+export function quantile(values: readonly number[], q: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  const pos = (sorted.length - 1) * Math.min(1, Math.max(0, q));
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
 }
 
-/** Per-loop summary numbers, the unit the report takes medians over. */
-export interface LoopSummary {
-  loopMs: number;
-  turnMeanMs: number;
-  turnP50Ms: number;
-  ttftMeanMs: number;
-  ttftP50Ms: number;
-  /** Mean bytes the client sent per turn. */
-  clientBytesPerTurn: number;
-  /** Mean bytes upstream received per turn (all upstream requests of the loop / turns). */
-  upstreamBytesPerTurn: number;
-}
-
-/** Reduces one loop to its summary numbers. */
-export function summarizeLoop(loop: LoopSample): LoopSummary {
-  const latencies = loop.turns.map((t) => t.latencyMs);
-  const ttfts = loop.turns.map((t) => t.ttftMs);
-  return {
-    loopMs: loop.loopMs,
-    turnMeanMs: mean(latencies),
-    turnP50Ms: median(latencies),
-    ttftMeanMs: mean(ttfts),
-    ttftP50Ms: median(ttfts),
-    clientBytesPerTurn: mean(loop.turns.map((t) => t.clientBytes)),
-    upstreamBytesPerTurn: loop.turns.length > 0 ? loop.upstream.bytes / loop.turns.length : Number.NaN,
-  };
+/** Median (the 0.5 quantile). */
+export function median(values: readonly number[]): number {
+  return quantile(values, 0.5);
 }

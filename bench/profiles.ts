@@ -1,36 +1,181 @@
 /**
- * The benchmark's network profiles — where the client's hop runs:
- * - "loopback": the client talks to the simulator (A) or Deltagate (B/C/D) directly on 127.0.0.1;
- * - "link": the same hop goes through a link-shaping proxy (link-proxy.ts, `BENCH_LINK`), standing
- *   for a mobile / home client's link to the nearest edge. Deltagate → simulator stays on
- *   loopback in both: it stands for the edge → inference path on a fast backbone.
- * Owns the proxies of the link profile (one in front of Deltagate, one in front of the
- * simulator) and the per-loop accounting of their traffic.
- * Invariant: loops run one at a time, so the difference of two proxy snapshots taken around a
- * loop is exactly that loop's client traffic.
+ * The benchmark's profiles: where each hop runs and how fast the simulated model is.
+ * - "zero": everything on 127.0.0.1 and zero model time — Deltagate's own overhead;
+ * - "link": the client's hop (to Deltagate or straight to the upstream) through a shaped link
+ *   (`BENCH_LINK`, default 40 ms RTT, 2 Mbit/s up), Deltagate → upstream on loopback, fast model;
+ * - "far2" / "far10": a far provider: client → edge 20 ms RTT, client → provider 100 ms,
+ *   edge → provider 80 ms on a fast backbone; the client's uplink 2 or 10 Mbit/s; fast model;
+ * - "far2-real": far2 with a model-time setting close to a hosted model (model-time.ts).
+ * Owns the client-side link proxies of a profile (client → edge in front of Deltagate, client →
+ * provider in front of the simulator) and the per-loop accounting of every shaped hop; the
+ * edge → provider proxy belongs to the stack (stack.ts), which must know its port before Deltagate
+ * starts.
+ * Invariant: loops run one at a time, so the difference of two snapshots taken around a loop is
+ * exactly that loop's traffic on each hop.
  */
 import { type LinkProxy, type LinkProxyStats, startLinkProxy } from "./link-proxy.ts";
-import { describeLink, type LinkSpec } from "./link-spec.ts";
-import type { WireTraffic } from "./metrics.ts";
-import type { BenchTargets } from "./scenarios.ts";
+import { describeLink, type LinkSpec, parseLinkSpec } from "./link-spec.ts";
+import type { HopId, HopTraffic } from "./metrics.ts";
+import { describeModelTime, type ModelTimeId } from "./model-time.ts";
+import { SCENARIO_IDS, type ScenarioId, type ScenarioTargets } from "./scenarios.ts";
 
 /** Profile ids, in report order. */
-export const PROFILE_IDS = ["loopback", "link"] as const;
+export const PROFILE_IDS = ["zero", "link", "far2", "far10", "far2-real"] as const;
 /** One of `PROFILE_IDS`. */
 export type ProfileId = (typeof PROFILE_IDS)[number];
 
+/** A profile's shape (before anything is started). */
+export interface ProfileDef {
+  id: ProfileId;
+  modelTime: ModelTimeId;
+  /** Client → Deltagate; null = loopback. */
+  clientEdge: LinkSpec | null;
+  /** Client → upstream (the direct scenarios); null = loopback. */
+  clientProvider: LinkSpec | null;
+  /** Deltagate → upstream; null = loopback. */
+  edgeProvider: LinkSpec | null;
+  /** Scenarios run in this profile unless `BENCH_SCENARIOS` says otherwise. */
+  defaultScenarios: readonly ScenarioId[];
+  /**
+   * True for the profiles the issue #8 targets are measured in (zero, far2): they get
+   * `BENCH_ROUNDS` rounds; the others get `BENCH_SECONDARY_ROUNDS` (fewer by default, to fit the
+   * 10-minute budget).
+   */
+  primary: boolean;
+  /** What the profile assumes and which way each simplification leans. */
+  assumptions: string;
+}
+
+/** The far-provider geometry: RTTs in ms; the backbone is the edge → provider path. */
+const FAR = { clientEdgeRttMs: 20, clientProviderRttMs: 100, edgeProviderRttMs: 80 };
+/** Edge → provider: a datacenter backbone, 1 Gbit/s each way, TCP + TLS setup per new connection. */
+export const BACKBONE = "rtt=80ms,up=1gbit,down=1gbit,hs=2";
+
+const far = (up: string, down: string): { edge: LinkSpec; provider: LinkSpec } => ({
+  edge: parseLinkSpec(`rtt=${FAR.clientEdgeRttMs}ms,up=${up},down=${down}`),
+  provider: parseLinkSpec(`rtt=${FAR.clientProviderRttMs}ms,up=${up},down=${down}`),
+});
+
+const ALL: readonly ScenarioId[] = SCENARIO_IDS;
+/**
+ * The secondary profiles run the headline comparison only (A, E, DG-ws): every scenario in every
+ * profile would take about 25 minutes; `BENCH_SCENARIOS` runs any set everywhere.
+ */
+const LINK_SET: readonly ScenarioId[] = ["A", "E", "DG-ws"];
+/** far10: how a faster uplink narrows the gap. */
+const FAR10_SET: readonly ScenarioId[] = ["A", "E", "DG-ws"];
+/** far2-real: the headline comparison with model time close to a hosted model. */
+const REAL_SET: readonly ScenarioId[] = ["A", "E", "DG-ws"];
+
+const FAR_NOTE =
+  "Client → Deltagate 20 ms RTT, client → upstream 100 ms RTT (a provider region far from the user), " +
+  "Deltagate → upstream 80 ms RTT on a 1 Gbit/s backbone; every new connection on any hop pays 2 RTTs of " +
+  "TCP + TLS setup first. Leans: the backbone hop is shaped like the others (FIFO, no loss), and Deltagate's " +
+  "own upstream connections pay it too (fair to both sides); the client → upstream RTT is an assumption — a user " +
+  "near the provider's region has a shorter one, which favours the direct scenarios; a shared uplink (two " +
+  "connections at once) is not modelled, since a loop uses one connection at a time.";
+
+/**
+ * Every profile, with the link profile's client link from `BENCH_LINK`.
+ * @param link the parsed `BENCH_LINK`.
+ */
+export function profileDefs(link: LinkSpec): ProfileDef[] {
+  const far2 = far("2mbit", "20mbit");
+  const far10 = far("10mbit", "100mbit");
+  return [
+    {
+      id: "zero",
+      modelTime: "zero",
+      clientEdge: null,
+      clientProvider: null,
+      edgeProvider: null,
+      defaultScenarios: ALL,
+      primary: true,
+      assumptions:
+        "Every hop on 127.0.0.1 and zero model time: the loop time is transport, serialization and gateway " +
+        "work only. Re-sending the history costs a direct client almost nothing here, so this profile isolates " +
+        "Deltagate's own cost (its extra hop, the Durable Object, the context rebuild) — not the product's claim.",
+    },
+    {
+      id: "link",
+      modelTime: "fast",
+      clientEdge: link,
+      clientProvider: link,
+      edgeProvider: null,
+      defaultScenarios: LINK_SET,
+      primary: false,
+      assumptions:
+        `The client's hop (to Deltagate, or straight to the upstream) is one shaped link (${describeLink(link)}; ` +
+        "`BENCH_LINK`), standing for a mobile or home-broadband client; Deltagate → upstream is free (loopback). " +
+        "Leans: the direct client reaches the upstream over the same short RTT as the edge (generous to the " +
+        "direct scenarios), and Deltagate's upstream hop costs nothing (generous to Deltagate); the far profiles " +
+        "model both properly.",
+    },
+    {
+      id: "far2",
+      modelTime: "fast",
+      clientEdge: far2.edge,
+      clientProvider: far2.provider,
+      edgeProvider: parseLinkSpec(BACKBONE),
+      defaultScenarios: ALL,
+      primary: true,
+      assumptions: `A mobile client with a 2 Mbit/s uplink (20 Mbit/s down). ${FAR_NOTE}`,
+    },
+    {
+      id: "far10",
+      modelTime: "fast",
+      clientEdge: far10.edge,
+      clientProvider: far10.provider,
+      edgeProvider: parseLinkSpec(BACKBONE),
+      defaultScenarios: FAR10_SET,
+      primary: false,
+      assumptions: `A client with a 10 Mbit/s uplink (100 Mbit/s down). ${FAR_NOTE}`,
+    },
+    {
+      id: "far2-real",
+      modelTime: "real",
+      clientEdge: far2.edge,
+      clientProvider: far2.provider,
+      edgeProvider: parseLinkSpec(BACKBONE),
+      defaultScenarios: REAL_SET,
+      primary: false,
+      assumptions:
+        `far2's network with model time close to a hosted model (${describeModelTime("real")}). The same model ` +
+        "time is added to every scenario, so every ratio moves toward 1: the conservative setting for a speed claim.",
+    },
+  ];
+}
+
+/** The key of the upstream slot a profile uses: its model time, and whether it is far. */
+export function upstreamKey(def: Pick<ProfileDef, "modelTime" | "edgeProvider">): string {
+  return `${def.modelTime}${def.edgeProvider ? "-far" : ""}`;
+}
+
+/** A heading for a profile, e.g. "far2 (client → edge RTT 20 ms, up 2 Mbit/s, …; fast model)". */
+export function profileLabel(def: ProfileDef): string {
+  const parts: string[] = [];
+  if (def.clientEdge && def.clientProvider === def.clientEdge) {
+    parts.push(`client → edge or upstream: ${describeLink(def.clientEdge)}`);
+  } else {
+    if (def.clientEdge) parts.push(`client → edge: ${describeLink(def.clientEdge)}`);
+    if (def.clientProvider) parts.push(`client → upstream: ${describeLink(def.clientProvider)}`);
+  }
+  if (def.edgeProvider) parts.push(`edge → upstream: ${describeLink(def.edgeProvider)}`);
+  if (parts.length === 0) parts.push("every hop on 127.0.0.1");
+  parts.push(`model: ${describeModelTime(def.modelTime)}`);
+  return `${def.id} (${parts.join("; ")})`;
+}
+
+/** Cumulative counters of a profile's shaped hops. */
+export type HopSnapshot = Partial<Record<HopId, LinkProxyStats>>;
+
 /** A profile ready to run loops against. */
 export interface Profile {
-  id: ProfileId;
-  /** Heading for the report, e.g. "link (RTT 40 ms, up 2 Mbit/s, …)". */
+  def: ProfileDef;
   label: string;
-  /** The client link's shape, null on loopback. */
-  link: LinkSpec | null;
-  /** Where this profile's scenarios send their requests. */
-  targets: BenchTargets;
-  /** Cumulative client-link counters (null on loopback); pass two to `wireBetween`. */
-  snapshot(): LinkProxyStats[] | null;
-  /** Stops the profile's proxies. Idempotent; never throws. */
+  targets: ScenarioTargets;
+  snapshot(): HopSnapshot;
+  /** Stops the profile's own proxies (not the stack's). Idempotent; never throws. */
   close(): Promise<void>;
 }
 
@@ -40,42 +185,62 @@ function portOf(url: string): number {
   return port;
 }
 
+/** What a profile needs from the running stack. */
+export interface ProfileStackView {
+  /** Deltagate's own `…/v1` base URL. */
+  deltagateBaseUrl: string;
+  deltagateApiKey: string;
+  /** The upstream slot of this profile (stack.ts). */
+  simulatorUrl: string;
+  recorder: ScenarioTargets["recorder"];
+  models: ScenarioTargets["models"];
+  /** The slot's edge → provider proxy, if the profile has that hop. */
+  backbone: LinkProxy | null;
+}
+
 /**
- * Sets up one profile on top of the direct (loopback) targets.
- * @param direct the stack's own URLs (Deltagate's `…/v1` base URL, the simulator's origin).
- * @param spec the client link, used by the "link" profile.
+ * Starts a profile's client-side proxies on top of the stack.
  * @throws {Error} when a proxy cannot listen.
  */
-export async function startProfile(id: ProfileId, direct: BenchTargets, spec: LinkSpec): Promise<Profile> {
-  if (id === "loopback") {
-    return {
-      id,
-      label: "loopback (client on 127.0.0.1, no link shaping)",
-      link: null,
-      targets: direct,
-      snapshot: () => null,
-      close: () => Promise.resolve(),
-    };
-  }
-  const proxies: LinkProxy[] = [];
+export async function startProfile(def: ProfileDef, stack: ProfileStackView): Promise<Profile> {
+  const own: Array<[HopId, LinkProxy]> = [];
   const close = async (): Promise<void> => {
-    await Promise.all(proxies.map((p) => p.close()));
+    await Promise.all(own.map(([, p]) => p.close()));
   };
   try {
-    const deltagate = await startLinkProxy({ targetPort: portOf(direct.deltagateBaseUrl), spec });
-    proxies.push(deltagate);
-    const simulator = await startLinkProxy({ targetPort: portOf(direct.simulatorUrl), spec });
-    proxies.push(simulator);
+    let deltagateBaseUrl = stack.deltagateBaseUrl;
+    let simulatorBaseUrl = `${stack.simulatorUrl}/v1`;
+    if (def.clientEdge) {
+      const proxy = await startLinkProxy({
+        targetPort: portOf(stack.deltagateBaseUrl),
+        spec: def.clientEdge,
+      });
+      own.push(["client-edge", proxy]);
+      deltagateBaseUrl = `${proxy.origin}${new URL(stack.deltagateBaseUrl).pathname}`;
+    }
+    if (def.clientProvider) {
+      const proxy = await startLinkProxy({
+        targetPort: portOf(stack.simulatorUrl),
+        spec: def.clientProvider,
+      });
+      own.push(["client-provider", proxy]);
+      simulatorBaseUrl = `${proxy.origin}/v1`;
+    }
+    const hops: Array<[HopId, LinkProxy]> = [
+      ...own,
+      ...(stack.backbone ? [["edge-provider", stack.backbone] as [HopId, LinkProxy]] : []),
+    ];
     return {
-      id,
-      label: `link (${describeLink(spec)})`,
-      link: spec,
+      def,
+      label: profileLabel(def),
       targets: {
-        ...direct,
-        deltagateBaseUrl: `${deltagate.origin}${new URL(direct.deltagateBaseUrl).pathname}`,
-        simulatorUrl: simulator.origin,
+        deltagateBaseUrl,
+        deltagateApiKey: stack.deltagateApiKey,
+        simulatorBaseUrl,
+        models: stack.models,
+        recorder: stack.recorder,
       },
-      snapshot: () => proxies.map((p) => p.stats()),
+      snapshot: () => Object.fromEntries(hops.map(([id, proxy]) => [id, proxy.stats()])),
       close,
     };
   } catch (error) {
@@ -84,32 +249,20 @@ export async function startProfile(id: ProfileId, direct: BenchTargets, spec: Li
   }
 }
 
-/**
- * The client traffic between two snapshots of the same profile (summed over its proxies).
- * @returns null when either snapshot is null (loopback).
- */
-export function wireBetween(
-  before: LinkProxyStats[] | null,
-  after: LinkProxyStats[] | null,
-): WireTraffic | null {
-  if (!before || !after) return null;
-  const wire: WireTraffic = {
-    connections: 0,
-    upBytes: 0,
-    downBytes: 0,
-    deliveries: 0,
-    lateMsSum: 0,
-    lateOver2Ms: 0,
-  };
-  after.forEach((a, i) => {
-    const b = before[i];
-    if (!b) return;
-    wire.connections += a.connections - b.connections;
-    wire.upBytes += a.up.bytes - b.up.bytes;
-    wire.downBytes += a.down.bytes - b.down.bytes;
-    wire.deliveries += a.up.deliveries - b.up.deliveries + (a.down.deliveries - b.down.deliveries);
-    wire.lateMsSum += a.up.lateMsSum - b.up.lateMsSum + (a.down.lateMsSum - b.down.lateMsSum);
-    wire.lateOver2Ms += a.up.lateOver2Ms - b.up.lateOver2Ms + (a.down.lateOver2Ms - b.down.lateOver2Ms);
-  });
-  return wire;
+/** Each hop's traffic between two snapshots of the same profile. */
+export function hopsBetween(before: HopSnapshot, after: HopSnapshot): Partial<Record<HopId, HopTraffic>> {
+  const out: Partial<Record<HopId, HopTraffic>> = {};
+  for (const [id, a] of Object.entries(after) as Array<[HopId, LinkProxyStats]>) {
+    const b = before[id];
+    if (!b) continue;
+    out[id] = {
+      connections: a.connections - b.connections,
+      upBytes: a.up.bytes - b.up.bytes,
+      downBytes: a.down.bytes - b.down.bytes,
+      deliveries: a.up.deliveries - b.up.deliveries + (a.down.deliveries - b.down.deliveries),
+      lateMsSum: a.up.lateMsSum - b.up.lateMsSum + (a.down.lateMsSum - b.down.lateMsSum),
+      lateOver2Ms: a.up.lateOver2Ms - b.up.lateOver2Ms + (a.down.lateOver2Ms - b.down.lateOver2Ms),
+    };
+  }
+  return out;
 }

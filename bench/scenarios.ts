@@ -1,70 +1,112 @@
 /**
- * The four benchmark scenarios and how one loop of each is run and attributed:
- * - A: no Deltagate: HTTP/SSE straight to the simulator, full history every turn (store:false);
- * - B: Deltagate WebSocket (delta turns), Responses HTTP upstream (Deltagate re-sends the context);
- * - C: Deltagate WebSocket, Responses WebSocket upstream (delta all the way);
- * - D: Deltagate HTTP (`previous_response_id` + delta), Responses HTTP upstream.
- * Also owns the Worker's routing table for the run (`benchUpstreams`), which sends the
- * `sim-ws*` models to the WebSocket upstream adapter and everything else to Responses HTTP.
- * The scenarios do not know the network profile: `BenchTargets` carries the URLs the client uses
- * (direct, or a link proxy's for the link profile, profiles.ts), and the runner fills in `wire`.
+ * The benchmark's scenarios — every way an agent can reach the model, with and without
+ * Deltagate — and how one loop of each is run and attributed:
+ * - direct competitors: A (HTTP, full history, store:false), A2 (HTTP, store:true +
+ *   `previous_response_id`), E (the upstream's own WebSocket mode, delta turns, store:false),
+ *   CH (Chat Completions, full history);
+ * - Deltagate: DG-ws (WebSocket → Responses WebSocket upstream), DG-http (WebSocket → Responses
+ *   HTTP upstream), DG-h2ws (an HTTP-only client, store:true + `previous_response_id` → Responses
+ *   WebSocket upstream), DG-chat (WebSocket → Chat Completions upstream);
+ * - reconnect variants, the socket dropped every K turns: E-rc, DG-rc (store:false), DG-st-rc
+ *   (store:true).
+ * Each Deltagate scenario names its direct counterpart (`versus`), the loop it replaces, for the
+ * per-turn added latency. Scenarios do not know the network profile: `ScenarioTargets` carries
+ * the URLs the client uses (direct, or a link proxy's) and the Deltagate model routed to the
+ * profile's upstream (profiles.ts, stack.ts).
  * Invariant: loops run one at a time, so the simulator recorder's entries between a loop's start
  * and end are exactly that loop's upstream traffic (the recorder is cleared before each loop).
  */
 import type { Recorder } from "../simulator/recorder.ts";
+import { chatTransport } from "./chat-transport.ts";
 import { httpTransport } from "./http-transport.ts";
-import { type LoopParams, runAgentLoop } from "./loop.ts";
-import type { LoopSample, UpstreamTraffic } from "./metrics.ts";
-import { HTTP_MODEL, WS_UPSTREAM_MODEL } from "./workload.ts";
+import { runAgentLoop, type TurnTransport } from "./loop.ts";
+import { createLoopFetch } from "./loop-fetch.ts";
+import type { ClientWire, LoopSample, UpstreamTraffic } from "./metrics.ts";
+import { TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
 import { wsTransport } from "./ws-transport.ts";
 
 /** Scenario ids, in report order. */
-export const SCENARIO_IDS = ["A", "B", "C", "D"] as const;
+export const SCENARIO_IDS = [
+  "A",
+  "A2",
+  "E",
+  "CH",
+  "DG-ws",
+  "DG-http",
+  "DG-h2ws",
+  "DG-chat",
+  "E-rc",
+  "DG-rc",
+  "DG-st-rc",
+] as const;
 /** One of `SCENARIO_IDS`. */
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
-/** Where the scenarios send their requests (the client's side of its hop). */
-export interface BenchTargets {
-  /** Deltagate's base URL including `/v1` (direct, or through the link proxy). */
+/** Where a profile's loops send their requests. */
+export interface ScenarioTargets {
+  /** Deltagate's base URL including `/v1` as the client reaches it (direct or via a link proxy). */
   deltagateBaseUrl: string;
   deltagateApiKey: string;
-  /** The simulator's base URL without `/v1` (A's target: direct, or through the link proxy). */
-  simulatorUrl: string;
-  /** The in-process simulator's request recorder. */
+  /** The simulator's base URL including `/v1` as the client reaches it. */
+  simulatorBaseUrl: string;
+  /** Deltagate model ids routed to this profile's upstream, per upstream API. */
+  models: { ws: string; http: string; chat: string };
+  /** The recorder of this profile's simulator. */
   recorder: Recorder;
 }
 
-/** A scenario: its label and how to run one loop. */
+/** What a scenario needs to run one loop. */
+export interface ScenarioRunParams {
+  targets: ScenarioTargets;
+  turns: number;
+  /** Unique per loop: the prompt nonce, the `session-id` and the `prompt_cache_key`. */
+  nonce: string;
+  /** K of the reconnect variants. */
+  reconnectEvery: number;
+  /** Offer permessage-deflate on WebSockets (Codex does). */
+  perMessageDeflate: boolean;
+  /** Send the per-stage timing opt-in header (bench/timing-hook.ts). */
+  askTiming: boolean;
+  turnTimeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+/** A loop's measurements before the runner adds the hops and workerd CPU. */
+export type ScenarioLoop = Omit<LoopSample, "hops" | "workerdCpuMs">;
+
+/** A scenario: labels and how to run one loop. */
 export interface Scenario {
   id: ScenarioId;
-  /** Short label for the table. */
+  /** Short label for tables. */
   label: string;
   /** One sentence on what goes over the wire. */
   description: string;
+  /** The direct loop this one replaces (for "added latency"), or null for a direct scenario. */
+  versus: ScenarioId | null;
+  /** True when the loop goes through Deltagate (workerd CPU is attributed to it). */
+  viaDeltagate: boolean;
   /**
    * Runs one loop.
-   * @throws {Error} when any turn fails (the caller marks the scenario unavailable).
+   * @throws {Error} when any turn fails (the caller marks the scenario unavailable or failed).
    */
-  run(targets: BenchTargets, params: LoopParams): Promise<LoopSample>;
+  run(params: ScenarioRunParams): Promise<ScenarioLoop>;
 }
 
-/**
- * The `UPSTREAMS` routing table of the run (format: src/upstream/routes.ts).
- * @param simulatorUrl the simulator's base URL without `/v1`.
- */
-export function benchUpstreams(simulatorUrl: string): string {
-  const base = `${simulatorUrl}/v1`;
-  return JSON.stringify([
-    // idle_ms: close each loop's upstream socket soon after it ends, so sockets do not pile up.
-    {
-      model: "sim-ws*",
-      api: "responses-ws",
-      base_url: base,
-      api_key_var: "UPSTREAM_API_KEY",
-      idle_ms: 5_000,
-    },
-    { model: "*", api: "responses-http", base_url: base, api_key_var: "UPSTREAM_API_KEY" },
-  ]);
+const SIM_KEY = "sim-key";
+/** The model name direct scenarios send (the simulator accepts any). */
+const DIRECT_MODEL = "deltagate-sim";
+
+function wsUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/^http/, "ws")}/responses`;
+}
+
+/** The headers every request of a loop carries (a stable session id, as Codex sends). */
+function loopHeaders(params: ScenarioRunParams, apiKey: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${apiKey}`,
+    "session-id": params.nonce,
+    ...(params.askTiming ? { [TIMING_OPT_IN_HEADER]: "true" } : {}),
+  };
 }
 
 function traffic(recorder: Recorder): UpstreamTraffic {
@@ -74,80 +116,205 @@ function traffic(recorder: Recorder): UpstreamTraffic {
   return { requests: records.length, bytes: records.reduce((sum, r) => sum + r.bytes, 0), transports };
 }
 
-/** Runs an HTTP loop and attributes the recorder's traffic to it. */
+type HttpKind = { kind: "responses"; style: "full-history" | "chained" } | { kind: "chat" };
+
+/** Runs an HTTP loop (SDK over a per-loop connection) and attributes the recorder's traffic to it. */
 async function httpLoop(
-  targets: BenchTargets,
-  params: LoopParams,
-  transport: Parameters<typeof httpTransport>[0],
-): Promise<LoopSample> {
-  targets.recorder.clear();
-  const started = performance.now();
-  const turns = await runAgentLoop(httpTransport(transport), params);
-  const loopMs = performance.now() - started;
-  return { loopMs, connectMs: null, turns, upstream: traffic(targets.recorder), wire: null };
+  params: ScenarioRunParams,
+  target: { baseURL: string; apiKey: string; model: string },
+  kind: HttpKind,
+): Promise<ScenarioLoop> {
+  params.targets.recorder.clear();
+  const loopFetch = createLoopFetch();
+  const { authorization: _auth, ...headers } = loopHeaders(params, target.apiKey);
+  const transport: TurnTransport =
+    kind.kind === "chat"
+      ? chatTransport({
+          ...target,
+          promptCacheKey: params.nonce,
+          loopFetch,
+          turnTimeoutMs: params.turnTimeoutMs,
+        })
+      : httpTransport({
+          ...target,
+          style: kind.style,
+          promptCacheKey: params.nonce,
+          headers,
+          loopFetch,
+          turnTimeoutMs: params.turnTimeoutMs,
+        });
+  try {
+    const started = performance.now();
+    const turns = await runAgentLoop(transport, { turns: params.turns, nonce: params.nonce });
+    const loopMs = performance.now() - started;
+    const client: ClientWire = loopFetch.stats();
+    return {
+      loopMs,
+      connectMs: null,
+      turns,
+      client,
+      deflate: null,
+      upstream: traffic(params.targets.recorder),
+    };
+  } finally {
+    loopFetch.close();
+  }
 }
 
 /** Runs a WebSocket loop (connect, turns, close) and attributes the recorder's traffic to it. */
-async function wsLoop(targets: BenchTargets, params: LoopParams, model: string): Promise<LoopSample> {
-  targets.recorder.clear();
+async function wsLoop(
+  params: ScenarioRunParams,
+  target: { baseURL: string; apiKey: string; model: string },
+  behaviour: { store: boolean; drops: boolean; resume: "full" | "chain-or-full" },
+): Promise<ScenarioLoop> {
+  params.targets.recorder.clear();
   const started = performance.now();
   const transport = wsTransport({
-    baseURL: targets.deltagateBaseUrl,
-    apiKey: targets.deltagateApiKey,
-    model,
+    url: wsUrl(target.baseURL),
+    headers: loopHeaders(params, target.apiKey),
+    perMessageDeflate: params.perMessageDeflate,
+    model: target.model,
+    store: behaviour.store,
+    promptCacheKey: params.nonce,
+    dropEvery: behaviour.drops ? params.reconnectEvery : 0,
+    resume: behaviour.resume,
+    turnTimeoutMs: params.turnTimeoutMs,
+    connectTimeoutMs: params.connectTimeoutMs,
   });
   try {
-    await transport.opened();
-    const connectMs = performance.now() - started;
-    const turns = await runAgentLoop(transport, params);
+    await transport.open();
+    const turns = await runAgentLoop(transport, { turns: params.turns, nonce: params.nonce });
     const loopMs = performance.now() - started;
-    return { loopMs, connectMs, turns, upstream: traffic(targets.recorder), wire: null };
+    return {
+      loopMs,
+      connectMs: transport.connectMs(),
+      turns,
+      client: transport.wire(),
+      deflate: transport.deflate(),
+      upstream: traffic(params.targets.recorder),
+    };
   } finally {
     await transport.close();
   }
 }
 
+const direct = (p: ScenarioRunParams) => ({
+  baseURL: p.targets.simulatorBaseUrl,
+  apiKey: SIM_KEY,
+  model: DIRECT_MODEL,
+});
+const gateway = (p: ScenarioRunParams, api: "ws" | "http" | "chat") => ({
+  baseURL: p.targets.deltagateBaseUrl,
+  apiKey: p.targets.deltagateApiKey,
+  model: p.targets.models[api],
+});
+
 /** The scenarios, in report order. */
 export const SCENARIOS: readonly Scenario[] = [
   {
     id: "A",
-    label: "A. HTTP direct, full history (no Deltagate)",
+    label: "A: HTTP direct, full history",
     description:
-      "POST /v1/responses (SSE) straight to the simulator; store:false; every turn re-sends the whole history, with a per-loop prompt_cache_key.",
-    run: (targets, params) =>
-      httpLoop(targets, params, {
-        baseURL: `${targets.simulatorUrl}/v1`,
-        apiKey: "sim-key",
-        model: HTTP_MODEL,
-        style: "full-history",
-        promptCacheKey: `bench-${params.nonce}`,
-      }),
+      "POST /v1/responses (SSE) straight to the upstream, store:false; every turn re-sends the whole history (instructions, tools, every call and output).",
+    versus: null,
+    viaDeltagate: false,
+    run: (p) => httpLoop(p, direct(p), { kind: "responses", style: "full-history" }),
   },
   {
-    id: "B",
-    label: "B. Deltagate WS → Responses HTTP upstream",
+    id: "A2",
+    label: "A2: HTTP direct, store:true + previous_response_id",
     description:
-      "ResponsesWS to Deltagate, store:false, previous_response_id + function_call_output only; Deltagate rebuilds the full context for a Responses HTTP/SSE upstream.",
-    run: (targets, params) => wsLoop(targets, params, HTTP_MODEL),
+      "POST /v1/responses (SSE) straight to the upstream with store:true; each turn sends previous_response_id, tools and only the new items.",
+    versus: null,
+    viaDeltagate: false,
+    run: (p) => httpLoop(p, direct(p), { kind: "responses", style: "chained" }),
   },
   {
-    id: "C",
-    label: "C. Deltagate WS → Responses WS upstream",
+    id: "E",
+    label: "E: upstream WebSocket mode direct",
     description:
-      "ResponsesWS to Deltagate as in B; the model is routed to the Responses WebSocket upstream adapter, which also sends only the delta on its warm socket.",
-    run: (targets, params) => wsLoop(targets, params, WS_UPSTREAM_MODEL),
+      "One WebSocket straight to the upstream's Responses WebSocket mode, store:false; previous_response_id + the new items each turn (the chain lives in the connection's cache).",
+    versus: null,
+    viaDeltagate: false,
+    run: (p) => wsLoop(p, direct(p), { store: false, drops: false, resume: "full" }),
   },
   {
-    id: "D",
-    label: "D. Deltagate HTTP (previous_response_id) → Responses HTTP upstream",
+    id: "CH",
+    label: "CH: Chat Completions direct",
     description:
-      "POST /v1/responses (SSE) to Deltagate, store:true, previous_response_id + function_call_output only; same engine and upstream as B.",
-    run: (targets, params) =>
-      httpLoop(targets, params, {
-        baseURL: targets.deltagateBaseUrl,
-        apiKey: targets.deltagateApiKey,
-        model: HTTP_MODEL,
-        style: "delta",
-      }),
+      "POST /v1/chat/completions (stream, usage) straight to the upstream; the whole conversation as messages every turn.",
+    versus: null,
+    viaDeltagate: false,
+    run: (p) => httpLoop(p, direct(p), { kind: "chat" }),
+  },
+  {
+    id: "DG-ws",
+    label: "DG-ws: Deltagate WS → WS upstream",
+    description:
+      "One WebSocket to Deltagate, store:false, delta turns; Deltagate forwards the delta on its own warm WebSocket to the upstream's WebSocket mode.",
+    versus: "E",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: false, resume: "chain-or-full" }),
+  },
+  {
+    id: "DG-http",
+    label: "DG-http: Deltagate WS → HTTP upstream",
+    description:
+      "One WebSocket to Deltagate, store:false, delta turns; Deltagate rebuilds the full context for a Responses HTTP/SSE upstream each turn.",
+    versus: "E",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "http"), { store: false, drops: false, resume: "chain-or-full" }),
+  },
+  {
+    id: "DG-h2ws",
+    label: "DG-h2ws: Deltagate HTTP → WS upstream",
+    description:
+      "An HTTP-only client: POST /v1/responses (SSE) to Deltagate, store:true + previous_response_id + the new items; Deltagate forwards on its warm upstream WebSocket.",
+    versus: "E",
+    viaDeltagate: true,
+    run: (p) => httpLoop(p, gateway(p, "ws"), { kind: "responses", style: "chained" }),
+  },
+  {
+    id: "DG-chat",
+    label: "DG-chat: Deltagate WS → Chat Completions upstream",
+    description:
+      "One WebSocket to Deltagate, store:false, delta turns; Deltagate translates each turn into a full-history Chat Completions request.",
+    versus: "CH",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "chat"), { store: false, drops: false, resume: "chain-or-full" }),
+  },
+  {
+    id: "E-rc",
+    label: "E-rc: E, socket dropped every K turns",
+    description:
+      "As E, but the socket dies after every K-th turn; the next turn opens a new socket and re-sends the whole history (the old connection's cache is gone; Codex does the same).",
+    versus: null,
+    viaDeltagate: false,
+    run: (p) => wsLoop(p, direct(p), { store: false, drops: true, resume: "full" }),
+  },
+  {
+    id: "DG-rc",
+    label: "DG-rc: DG-ws store:false, socket dropped every K turns",
+    description:
+      "As DG-ws, socket dropped after every K-th turn; the new socket (same session-id) continues with previous_response_id, and re-sends the whole history only if that is refused.",
+    versus: "E-rc",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "chain-or-full" }),
+  },
+  {
+    id: "DG-st-rc",
+    label: "DG-st-rc: DG-ws store:true, socket dropped every K turns",
+    description:
+      "As DG-rc with store:true: the chain is stored, so the new socket always continues with previous_response_id.",
+    versus: "E-rc",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "ws"), { store: true, drops: true, resume: "chain-or-full" }),
   },
 ];
+
+/** The scenario with `id`. @throws {Error} for an unknown id. */
+export function scenarioById(id: ScenarioId): Scenario {
+  const scenario = SCENARIOS.find((s) => s.id === id);
+  if (!scenario) throw new Error(`unknown scenario ${id}`);
+  return scenario;
+}

@@ -68,6 +68,8 @@ export interface LocalStack {
   origin: string;
   /** The embedded simulator, or null when a real upstream is configured. */
   simulator: RunningSimulator | null;
+  /** The model ids the Worker advertises (`MODELS`), in order. */
+  models: string[];
   /** The last output of wrangler (stdout and stderr interleaved), for diagnostics. */
   output(): string;
   /** Stops wrangler (its whole process group) and the simulator; idempotent. */
@@ -229,6 +231,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     "127.0.0.1",
     "--port",
     String(port),
+    // wrangler's default inspector port is the first free one from 9229 on, probed before it
+    // binds it: two stacks starting at once (parallel test files) both pick 9229 and one dies
+    // with "Address already in use" (socket "direct:1:default"). Port 0 lets the OS pick one
+    // as it binds, so no two stacks can race for it (nothing here attaches a debugger).
+    "--inspector-port",
+    "0",
     "--env-file",
     envFile,
     "--show-interactive-dev-session=false",
@@ -307,5 +315,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     await stop();
     throw error;
   }
-  return { baseUrl: `${origin}/v1`, origin, simulator, output: () => tail, stop };
+  const models = (vars.MODELS ?? "")
+    .split(",")
+    .map((model) => model.trim())
+    .filter((model) => model.length > 0);
+  return { baseUrl: `${origin}/v1`, origin, simulator, models, output: () => tail, stop };
 }

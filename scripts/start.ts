@@ -1,29 +1,31 @@
 /**
  * `npm start`: Deltagate on http://127.0.0.1:8787 (PORT overrides) with the embedded reference
- * simulator as its upstream on 127.0.0.1:8788 (SIM_PORT overrides). Setting UPSTREAM_BASE_URL
- * (and UPSTREAM_API_KEY, MODELS) switches to a real model server instead; no account or key is
- * needed otherwise. Durable Object state persists in .wrangler/state.
+ * simulator as its upstream on 127.0.0.1:8788 (SIM_PORT overrides). Every setting of the README's
+ * configuration table is taken from this process's environment (scripts/start-config.ts); setting
+ * UPSTREAM_BASE_URL (with UPSTREAM_API_KEY, MODELS) switches to a real model server instead of the
+ * simulator; no account or key is needed otherwise. Durable Object state persists in
+ * .wrangler/state (DELTAGATE_STATE_DIR overrides).
  * Owns the stack's lifetime: Ctrl-C (SIGINT), SIGTERM and SIGHUP stop wrangler, every workerd and
  * the simulator; so does the death of the parent process (`npm` does not pass SIGTERM on through
  * its `sh -c`), so nothing is left holding the ports.
  */
 import { join } from "node:path";
 import { LOCAL_DEV_KEY, REPO_ROOT, startLocalStack } from "./local-stack.ts";
+import { demoCommand, forwardedSettings } from "./start-config.ts";
 
 /** How often the parent-death watchdog looks at `process.ppid`, in ms. */
 const PARENT_POLL_MS = 1_000;
 
+const settings = forwardedSettings(process.env);
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
   stack = await startLocalStack({
     port: Number(process.env.PORT ?? 8787),
     simulatorPort: Number(process.env.SIM_PORT ?? 8788),
-    upstreamBaseUrl: process.env.UPSTREAM_BASE_URL,
-    upstreamApiKey: process.env.UPSTREAM_API_KEY,
-    apiKeys: process.env.DELTAGATE_API_KEYS,
-    vars: process.env.MODELS ? { MODELS: process.env.MODELS } : {},
+    upstreamBaseUrl: settings.UPSTREAM_BASE_URL,
+    vars: settings,
     verbose: true,
-    persistTo: join(REPO_ROOT, ".wrangler", "state"),
+    persistTo: process.env.DELTAGATE_STATE_DIR ?? join(REPO_ROOT, ".wrangler", "state"),
   });
 } catch (error) {
   console.error(`\nnpm start failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -32,13 +34,20 @@ try {
 
 const upstream = stack.simulator
   ? `${stack.simulator.url}/v1 (reference simulator, not a model)`
-  : process.env.UPSTREAM_BASE_URL;
+  : settings.UPSTREAM_BASE_URL;
+const demo = demoCommand({
+  baseUrl: stack.baseUrl,
+  customKeys: settings.DELTAGATE_API_KEYS !== undefined,
+  model: stack.models[0] ?? "deltagate-sim",
+});
 console.log(
   `\nDeltagate is up: ${stack.baseUrl}  (WebSocket: ${stack.baseUrl.replace(/^http/, "ws")}/responses)`,
 );
-console.log(`Upstream: ${upstream}`);
-console.log(`API key: ${process.env.DELTAGATE_API_KEYS ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`);
-console.log("Try it: npm run demo   (Ctrl-C stops Deltagate and the simulator)\n");
+console.log(`Upstream: ${settings.UPSTREAMS ? "the UPSTREAMS routing table" : upstream}`);
+console.log(
+  `API key: ${settings.DELTAGATE_API_KEYS !== undefined ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`,
+);
+console.log(`Try it: ${demo}   (Ctrl-C stops Deltagate and the simulator)\n`);
 
 let shuttingDown = false;
 const shutdown = async (why: string) => {

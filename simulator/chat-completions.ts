@@ -12,6 +12,7 @@ import {
   chatToolsToResponses,
   messagesToItems,
 } from "./chat-convert.ts";
+import { validateChatRequest } from "./chat-rules.ts";
 import { lastUserText } from "./context.ts";
 import { parseDirectives } from "./directives.ts";
 import { invalidRequest, simulatedFailure, toSimError } from "./errors.ts";
@@ -227,6 +228,7 @@ export async function handleChatCompletions(
 
 /** Everything decided before the first byte of a chat completion. */
 function prepareChat(state: SimState, body: JsonObject) {
+  validateChatRequest(body, state.strict);
   const items = messagesToItems(body.messages);
   const tools = chatToolsToResponses(body.tools);
   const directives = parseDirectives(lastUserText(items));

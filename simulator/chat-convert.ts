@@ -1,41 +1,29 @@
 /**
  * Converts Chat Completions requests into the neutral context (spec §7, reversed): messages →
- * Responses-style items, `tools` → function tools, `tool_choice` → Responses form. Validates
- * tool-call pairing with Chat Completions' own error messages.
+ * Responses-style items, `tools` → function tools, `tool_choice` → Responses form. Validation
+ * (pairing, roles, images…) is chat-rules.ts's, before conversion.
  */
 import { contentText, type FunctionTool } from "./context.ts";
-import { invalidRequest } from "./errors.ts";
 import { isJsonObject, type JsonObject } from "./json.ts";
 
-/** Converts `messages` to context items; throws a 400 SimError for malformed messages or bad pairing. */
+/**
+ * Converts `messages` (validated by chat-rules.ts) to context items: tool messages become
+ * `function_call_output`, assistant `tool_calls` become `function_call` items.
+ */
 export function messagesToItems(messages: unknown): JsonObject[] {
-  if (!Array.isArray(messages) || messages.length === 0) {
-    throw invalidRequest("Invalid value for 'messages': expected a non-empty array.", "messages");
-  }
   const items: JsonObject[] = [];
-  const pending = new Set<string>();
-  messages.forEach((m, i) => {
-    if (!isJsonObject(m) || typeof m.role !== "string") {
-      throw invalidRequest(`Invalid value for 'messages[${i}]'.`, `messages[${i}]`);
-    }
-    if (m.role !== "tool" && pending.size > 0) throw missingToolResponses(pending);
+  for (const m of Array.isArray(messages) ? messages : []) {
+    if (!isJsonObject(m)) continue;
     if (m.role === "tool") {
       const id = typeof m.tool_call_id === "string" ? m.tool_call_id : "";
-      if (!pending.delete(id)) {
-        throw invalidRequest(
-          "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
-          `messages.[${i}].role`,
-        );
-      }
       items.push({ type: "function_call_output", call_id: id, output: contentText(m.content) });
-      return;
+      continue;
     }
     const text = contentText(m.content);
     if (m.role !== "assistant" || text !== "") items.push({ type: "message", role: m.role, content: text });
     if (m.role === "assistant" && Array.isArray(m.tool_calls)) {
       for (const call of m.tool_calls) {
         if (!isJsonObject(call) || !isJsonObject(call.function) || typeof call.id !== "string") continue;
-        pending.add(call.id);
         items.push({
           type: "function_call",
           call_id: call.id,
@@ -44,16 +32,8 @@ export function messagesToItems(messages: unknown): JsonObject[] {
         });
       }
     }
-  });
-  if (pending.size > 0) throw missingToolResponses(pending);
+  }
   return items;
-}
-
-function missingToolResponses(pending: Set<string>): Error {
-  return invalidRequest(
-    `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${[...pending].join(", ")}`,
-    "messages",
-  );
 }
 
 /** Chat `tools` → Responses-form tools `{type:"function", name, parameters}` (function tools only). */

@@ -47,6 +47,15 @@ export interface Directives {
   emit: string | null;
   /** Code points per text/arguments delta (`delta_chars=N`, 1–64; default 16). */
   deltaChars: number;
+   * Responses only (`reasoning=1`): the output starts with a `reasoning` item (with
+   * `encrypted_content` when the request's `include` asks for it), as a reasoning model's does.
+   */
+  reasoning: boolean;
+  /**
+   * Responses API only (`hold=NAME`, NAME of letters, digits, `_.:-`): everything but the terminal
+   * event is sent, then the response waits for `POST /_sim/release?hold=NAME` (simulator/holds.ts).
+   */
+  hold: string | null;
 }
 
 /** Defaults used when no directive is present. */
@@ -63,6 +72,8 @@ export const DEFAULT_DIRECTIVES: Directives = {
   splitChars: false,
   emit: null,
   deltaChars: 16,
+  reasoning: false,
+  hold: null,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -132,6 +143,11 @@ export function parseDirectives(text: string): Directives {
         break;
       case "delta_chars":
         d.deltaChars = parseCount(value, 1, 64) ?? d.deltaChars;
+      case "reasoning":
+        d.reasoning = value === "1" || value === "true";
+        break;
+      case "hold":
+        d.hold = /^[A-Za-z0-9_.:-]{1,64}$/.test(value) ? value : d.hold;
         break;
       default:
         break;

@@ -1,8 +1,8 @@
 /**
  * Turns a planned turn into the Responses stream event sequence of spec §3.4, with the time
  * offset at which each event is due: `response.created` → `response.in_progress` → per output
- * item (added → deltas → done) in output_index order → terminal event with the full output and
- * usage. `sequence_number` starts at 0 and is contiguous. Pure: no I/O, no clock.
+ * item (added → deltas → done; a `reasoning` item: added → done) in output_index order → terminal
+ * event with the full output and usage. `sequence_number` starts at 0 and is contiguous. Pure: no I/O, no clock.
  */
 import type {
   Response,
@@ -156,6 +156,10 @@ export function buildEventSteps(plan: EventPlan): EventStep[] {
         content_index: 0,
         part: { ...emptyPart, text },
       });
+    } else if (item.type === "reasoning") {
+      // `encrypted_content` (when included) arrives with the finished item.
+      const { encrypted_content: _encrypted, ...opening } = item;
+      push({ type: "response.output_item.added", output_index, item: opening });
     } else if (item.type === "function_call") {
       push({
         type: "response.output_item.added",

@@ -11,13 +11,18 @@ import type { JsonObject } from "./json.ts";
  */
 export type WireResponse = Omit<Response, "output_text"> & { store?: boolean };
 
-/** Usage block: `cached` ⊆ `input` tokens; reasoning tokens always 0. */
-export function makeUsage(inputTokens: number, cachedTokens: number, outputTokens: number): ResponseUsage {
+/** Usage block: `cached` ⊆ `input` tokens; `reasoning` ⊆ `output` tokens (default 0). */
+export function makeUsage(
+  inputTokens: number,
+  cachedTokens: number,
+  outputTokens: number,
+  reasoningTokens = 0,
+): ResponseUsage {
   return {
     input_tokens: inputTokens,
     input_tokens_details: { cached_tokens: cachedTokens, cache_write_tokens: 0 },
     output_tokens: outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: reasoningTokens },
     total_tokens: inputTokens + outputTokens,
   };
 }

@@ -50,8 +50,11 @@ export async function handleResponsesHttp(
   const note = `ctx=${record.contextItemCount} in=${usage?.input_tokens} cached=${usage?.input_tokens_details.cached_tokens} out=${usage?.output_tokens} `;
   const midstream = turn.directives.fail?.kind === "midstream";
 
+  const hold = turn.directives.hold;
+  const held = hold ? () => state.holds.wait(hold, tracker.signal) : undefined;
   if (body.stream !== true) {
     const last = turn.steps[turn.steps.length - 1];
+    await held?.();
     await waitUntil(modelStartMs, last?.atMs ?? 0, tracker.signal);
     if (tracker.signal.aborted) return finish(null, "client went away ");
     if (midstream) {
@@ -78,6 +81,7 @@ export async function handleResponsesHttp(
     tracker.signal,
     (step) => writeFlushed(res, `event: ${step.event.type}\ndata: ${JSON.stringify(step.event)}\n\n`),
     stopBefore,
+    held,
   );
   if (!done) return finish(200, "client went away mid-stream ");
   if (midstream) {

@@ -1,8 +1,10 @@
 /**
  * One Responses turn, transport independent: validates the create params, resolves
- * `previous_response_id`, checks tool pairing, reads directives, runs the policy, computes
- * usage and timing against the prefix caches, and produces the timed event sequence plus the
- * chain node to keep once the turn completes. Used by the HTTP (SSE/JSON) and WS transports.
+ * `previous_response_id`, validates the context like OpenAI (input shape, tool pairing,
+ * reasoning replay; input-rules.ts, pairing.ts, reasoning.ts), reads directives, runs the policy,
+ * computes usage and timing against the prefix caches, and produces the timed event sequence
+ * plus the chain node to keep once the turn completes. Used by the HTTP (SSE/JSON) and WS
+ * transports.
  */
 import type { ResponseOutputItem } from "openai/resources/responses/responses";
 import { functionTools, lastUserText, normalizeInput, type SimContext } from "./context.ts";
@@ -10,16 +12,21 @@ import { DEFAULT_DIRECTIVES, type Directives, parseDirectives } from "./directiv
 import { invalidRequest, previousResponseNotFound, simulatedFailure } from "./errors.ts";
 import { buildEventSteps, type EventStep, outputTokens, toOutputItem } from "./events.ts";
 import { newId } from "./ids.ts";
+import { validateInputItems, validateInputPresence, validateSettings } from "./input-rules.ts";
 import type { JsonObject } from "./json.ts";
 import { validateToolPairing } from "./pairing.ts";
 import { planTurn } from "./policy.ts";
 import { contextSegments, type PrefixCache, segmentTokens } from "./prefix-cache.ts";
+import { INCLUDE_ENCRYPTED, isNonReasoningModel, validateInclude } from "./reasoning.ts";
 import type { RecordedRequest } from "./recorder.ts";
 import { parseCreateParams } from "./request-schema.ts";
 import { initialResponse, makeUsage, type WireResponse } from "./response-object.ts";
 import type { SimState } from "./state.ts";
 import type { ChainNode } from "./store.ts";
 import { decodeMs, firstEventDelayMs } from "./timing.ts";
+
+/** Reasoning tokens a `reasoning=1` turn reports (counted in `output_tokens`). */
+const REASONING_TOKENS = 16;
 
 /** Default model name reported when the request names none. */
 export const DEFAULT_MODEL = "deltagate-sim";
@@ -72,10 +79,18 @@ export function prepareTurn(
   if (body.conversation !== undefined && body.conversation !== null) {
     throw invalidRequest("The simulator does not support 'conversation'.", "conversation");
   }
-  const input = normalizeInput(params.input);
-  record.inputItemCount = input.length;
+  const generate = !(env.websocket && params.generate === false);
   const prevId = params.previous_response_id ?? null;
   record.previousResponseId = prevId;
+  const model = params.model ?? DEFAULT_MODEL;
+  if (state.strict) {
+    validateSettings(body);
+    validateInclude(body, model);
+    validateInputPresence(params.input, prevId !== null, generate);
+  }
+  const input = normalizeInput(params.input);
+  record.inputItemCount = input.length;
+  if (state.strict) validateInputItems(input);
   let history: JsonObject[] = [];
   if (prevId !== null) {
     const node = env.resolvePrevious(prevId);
@@ -84,9 +99,10 @@ export function prepareTurn(
   }
   const items = [...history, ...input];
   record.contextItemCount = items.length;
-  validateToolPairing(items);
+  validateToolPairing(items, state.strict);
+  const store = params.store !== false;
+  if (state.strict) state.reasoning.validate(items, history.length, store);
 
-  const generate = !(env.websocket && params.generate === false);
   const directives = generate ? parseDirectives(lastUserText(items)) : DEFAULT_DIRECTIVES;
   if (directives.fail?.kind === "before") {
     record.simulatedFailure = "before";
@@ -102,6 +118,14 @@ export function prepareTurn(
   };
   const plan = generate ? planTurn(ctx, directives) : { items: [], truncated: false };
   const output: ResponseOutputItem[] = plan.items.map(toOutputItem);
+  const followingId = output[0]?.id;
+  const reasons = directives.reasoning && !isNonReasoningModel(model);
+  const reasoningTokens = reasons && followingId ? REASONING_TOKENS : 0;
+  if (reasoningTokens > 0 && followingId) {
+    const include = Array.isArray(body.include) && body.include.includes(INCLUDE_ENCRYPTED);
+    const reasoning = state.reasoning.issue(followingId, store, include);
+    output.unshift(reasoning as unknown as ResponseOutputItem);
+  }
 
   const segments = contextSegments(params.tools, params.instructions, items);
   const inputTokens = generate ? segmentTokens(segments) : 0;
@@ -112,8 +136,8 @@ export function prepareTurn(
   const remembered = contextSegments(params.tools, params.instructions, [...items, ...outputItemsJson]);
   for (const cache of env.caches) cache.remember(remembered);
 
-  const initial = initialResponse(newId("resp_", 24), body, params.model ?? DEFAULT_MODEL);
-  const usage = makeUsage(inputTokens, cached, outputTokens(output));
+  const initial = initialResponse(newId("resp_", 24), body, model);
+  const usage = makeUsage(inputTokens, cached, outputTokens(output) + reasoningTokens, reasoningTokens);
   const steps = buildEventSteps({
     initial,
     output,
@@ -129,7 +153,7 @@ export function prepareTurn(
     steps,
     final,
     node: { id: initial.id, items: [...items, ...outputItemsJson], response: final },
-    store: params.store !== false,
+    store,
     directives,
   };
 }

@@ -39,9 +39,12 @@ interface Connection {
   log: WsConnectionRecord;
 }
 
-/** Creates the `ws` server (noServer mode) that `handleUpgrade` feeds. */
-export function createWsServer(): WebSocketServer {
-  return new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+/**
+ * Creates the `ws` server (noServer mode) that `handleUpgrade` feeds.
+ * @param perMessageDeflate accept a client's permessage-deflate offer (RFC 7692); off by default.
+ */
+export function createWsServer(perMessageDeflate = false): WebSocketServer {
+  return new WebSocketServer({ noServer: true, perMessageDeflate, maxPayload: 256 * 1024 * 1024 });
 }
 
 /** Accepts an upgrade on `/v1/responses` and starts serving the connection. */
@@ -214,12 +217,14 @@ async function handleCreate(
   }
   const midstream = turn.directives.fail?.kind === "midstream";
   const stopBefore = midstream ? midstreamCutIndex(turn.steps) : turn.steps.length;
+  const hold = turn.directives.hold;
   const done = await runSteps(
     turn.steps,
     startMs,
     conn.closed.signal,
     (step) => send(conn, step.event),
     stopBefore,
+    hold ? () => state.holds.wait(hold, conn.closed.signal) : undefined,
   );
   if (!done) {
     record.aborted = true;

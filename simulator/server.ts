@@ -9,9 +9,11 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { handleChatCompletions } from "./chat-completions.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
+import { Holds } from "./holds.ts";
 import { sendError, sendJson } from "./http-util.ts";
 import { DEFAULT_MODERATION, handleModerations } from "./moderations.ts";
 import { KeyedPrefixCache } from "./prefix-cache.ts";
+import { ReasoningLedger } from "./reasoning.ts";
 import { Recorder, recordToJson } from "./recorder.ts";
 import { handleResponsesHttp } from "./responses-http.ts";
 import { DEFAULT_MODEL } from "./responses-turn.ts";
@@ -41,6 +43,17 @@ export interface SimulatorOptions {
   moderationLatencyMs?: number;
   /** Extra words `/v1/moderations` flags (default none; "attack" and `[sim:flag]` always flag). */
   moderationFlagWords?: readonly string[];
+  /**
+   * Validate every request like the strictest known upstream (default true): OpenAI's rules
+   * plus tool-group adjacency (simulator/README.md, "Strict validation"). False keeps the
+   * lenient behaviour (call_id pairing only).
+   */
+  strict?: boolean;
+  /**
+   * Accept permessage-deflate when a WebSocket client offers it (default false). Codex offers it;
+   * the benchmark turns it on so a direct client gets the same compression a gateway could give.
+   */
+  wsPerMessageDeflate?: boolean;
 }
 
 /** A started simulator. */
@@ -90,6 +103,12 @@ async function route(state: SimState, req: IncomingMessage, res: ServerResponse)
     const filter = ids ? new Set(ids.split(",").map(Number)) : undefined;
     return sendJson(res, 200, { data: state.wsConnections.list(filter) });
   }
+  if (method === "POST" && path === "/_sim/release") {
+    const hold = url.searchParams.get("hold");
+    if (!hold) throw new SimError(400, "invalid_request_error", "Missing 'hold'.", null, "hold");
+    state.holds.release(hold);
+    return sendJson(res, 200, { released: hold });
+  }
   if (method === "DELETE" && path === "/_sim/requests") {
     state.recorder.clear();
     return sendJson(res, 200, { deleted: true });
@@ -123,6 +142,9 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       latencyMs: options.moderationLatencyMs ?? DEFAULT_MODERATION.latencyMs,
       flagWords: options.moderationFlagWords ?? DEFAULT_MODERATION.flagWords,
     },
+    strict: options.strict ?? true,
+    reasoning: new ReasoningLedger(),
+    holds: new Holds(),
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };
   const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {
@@ -133,7 +155,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
       if (err.status >= 500) state.log(`internal error: ${err.message}`);
     });
   });
-  const wss = createWsServer();
+  const wss = createWsServer(options.wsPerMessageDeflate ?? false);
   server.on("upgrade", (req, socket, head) => {
     const path = (req.url ?? "/").split("?")[0]?.replace(/\/+$/, "");
     if (path !== "/v1/responses") {

@@ -1,10 +1,13 @@
 /**
  * Shared state of one running simulator instance: resolved options (timing, logging), the
- * stored-response map, the HTTP prefix caches and the request recorder. Passed to every
+ * stored-response map, the HTTP prefix caches, the request recorder, the issued reasoning items
+ * and whether validation is strict. Passed to every
  * endpoint handler.
  */
 import type { ModerationSettings } from "./moderations.ts";
+import type { Holds } from "./holds.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
+import type { ReasoningLedger } from "./reasoning.ts";
 import type { Recorder } from "./recorder.ts";
 import type { ResponseStore } from "./store.ts";
 import type { TimingModel } from "./timing.ts";
@@ -24,6 +27,15 @@ export interface SimState {
   wsCacheSize: number;
   /** Latency and flag words of `/v1/moderations`. */
   moderation: ModerationSettings;
+  /**
+   * Validate requests like the strictest known upstream (simulator/README.md, "Strict
+   * validation"); false keeps only OpenAI's call_id pairing. Default true.
+   */
+  strict: boolean;
+  /** Reasoning items issued (directive `reasoning=1`), for the replay rules (reasoning.ts). */
+  reasoning: ReasoningLedger;
+  /** Named holds of the `hold=` directive (`POST /_sim/release`). */
+  holds: Holds;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }

@@ -6,13 +6,26 @@
  * and takes a few hundred ms of CPU to evaluate, so it is imported lazily on the first count, once
  * per isolate (an isolate serves many Durable Object instances): Worker requests that never count
  * tokens (auth, routing, upgrades) never pay for it.
- * Invariant: counting never throws. Text that contains special-token strings such as
- * `<|endoftext|>` is counted as plain text, which is what a model sees for user text.
+ * Invariants: counting never throws. Text that contains special-token strings such as
+ * `<|endoftext|>` is counted as plain text, which is what a model sees for user text. Counting
+ * costs at most a small bound per byte for any input (bounded-count.ts): pre-tokens longer than
+ * `MAX_PIECE_BYTES` are counted in chunks, an estimate only for such pathological runs.
  * Source: https://github.com/niieani/gpt-tokenizer, https://github.com/openai/tiktoken
  */
+import { boundedCounter } from "./bounded-count.ts";
 
 /** Counts the tokens of a string (0 for ""). Synchronous once loaded. */
 export type CountTokens = (text: string) => number;
+
+/**
+ * Entries of the tokenizer's cache of merged pre-tokens (the library's default is 100,000). It
+ * evicts the oldest entry by deleting a Map's first key, and V8 then skips every deleted slot
+ * before the next first key, so an eviction costs up to the cache's size: with the default, 1 MB
+ * of random short words took 3 s to count while the cache filled and about 20 s per MB after
+ * (`node bench/tokenizer.ts --library`). Its size, times `MAX_PIECE_BYTES` per entry, also caps
+ * its memory (about 1 MB here). A small cache keeps both bounded and still serves repeated pieces.
+ */
+export const MERGE_CACHE_SIZE = 1024;
 
 let loading: Promise<CountTokens> | null = null;
 
@@ -26,7 +39,8 @@ export function loadTokenizer(): Promise<CountTokens> {
     (encoding): CountTokens => {
       // An empty disallow list: special-token strings are ordinary text, never an error.
       const options = { disallowedSpecial: new Set<string>() };
-      return (text) => (text === "" ? 0 : encoding.countTokens(text, options));
+      encoding.setMergeCacheSize(MERGE_CACHE_SIZE);
+      return boundedCounter((text) => encoding.countTokens(text, options));
     },
     (cause: unknown) => {
       loading = null;

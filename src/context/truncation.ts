@@ -4,14 +4,17 @@
  * - `disabled` (the default): a context over the window is a request-level 400
  *   `context_length_exceeded`, as OpenAI reports it.
  * - `auto`: whole oldest turns are dropped until the rest fits. A turn is a user message and
- *   everything up to the next user message; a user message that arrives while a `function_call`
- *   is still unanswered does not start a turn, so a call and its output are never separated.
+ *   everything up to the next user message; a user message that arrives while a tool call
+ *   (`function_call`, `custom_tool_call`) is still unanswered does not start a turn, so a call
+ *   and its output are never separated.
  *   The turn that contains the request's own input is never dropped; if it alone does not fit,
  *   the same 400 is raised.
  * Source: https://platform.openai.com/docs/api-reference/responses/create (`truncation`).
  */
+
 import { invalidRequest } from "../protocol/errors.ts";
 import type { Item } from "../protocol/items.ts";
+import { CALL_TYPES, OUTPUT_TYPES } from "../protocol/tool-calls.ts";
 
 /** The `truncation` modes of the Responses API. */
 export type TruncationMode = "auto" | "disabled";
@@ -38,8 +41,8 @@ export function turnStarts(items: readonly Item[]): number[] {
       starts.push(index);
     }
     if (typeof fields.call_id !== "string") return;
-    if (item.type === "function_call") open.add(fields.call_id);
-    else if (item.type === "function_call_output") open.delete(fields.call_id);
+    if (CALL_TYPES.has(item.type)) open.add(fields.call_id);
+    else if (OUTPUT_TYPES.has(item.type)) open.delete(fields.call_id);
   });
   return starts;
 }

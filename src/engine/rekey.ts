@@ -3,7 +3,10 @@
  * response. Invariants: the same upstream item always maps to the same Deltagate id, so
  * `output_item.added`, every delta's `item_id` and `output_item.done` agree (the openai SDK's
  * accumulator checks this: https://github.com/openai/openai-node, src/lib/responses/ResponseStream.ts); `call_id`s are kept (the client answers with them), and
- * reasoning item ids are kept (they are the upstream's references to its encrypted content).
+ * two ids are the upstream's own: a reasoning item's (the upstream binds its encrypted content to
+ * it) and that of the item right after a reasoning item (an upstream that resolves the reasoning
+ * by id requires that item with the id it issued: https://github.com/mastra-ai/mastra/issues/11103),
+ * so both can be sent back (src/upstream/item-conversion.ts).
  */
 import type { StoredItem } from "../protocol/items.ts";
 import { newItemId } from "../util/ids.ts";
@@ -18,6 +21,7 @@ function isObject(value: unknown): value is JsonObject {
 export class OutputRekeyer {
   private readonly byUpstreamId = new Map<string, string>();
   private readonly byIndex = new Map<number, string>();
+  private readonly typeByIndex = new Map<number, string>();
 
   /** Deltagate's id for the item at `outputIndex` whose upstream id is `upstreamId`. */
   idFor(type: string, upstreamId: string | undefined, outputIndex: number | undefined): string {
@@ -25,9 +29,13 @@ export class OutputRekeyer {
     if (upstreamId === undefined && outputIndex !== undefined && this.byIndex.has(outputIndex)) {
       return this.byIndex.get(outputIndex)!;
     }
-    const id = type === "reasoning" && upstreamId ? upstreamId : newItemId(type);
+    const afterReasoning = outputIndex !== undefined && this.typeByIndex.get(outputIndex - 1) === "reasoning";
+    const id = upstreamId && (type === "reasoning" || afterReasoning) ? upstreamId : newItemId(type);
     if (upstreamId) this.byUpstreamId.set(upstreamId, id);
-    if (outputIndex !== undefined) this.byIndex.set(outputIndex, id);
+    if (outputIndex !== undefined) {
+      this.byIndex.set(outputIndex, id);
+      this.typeByIndex.set(outputIndex, type);
+    }
     return id;
   }
 

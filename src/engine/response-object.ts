@@ -2,14 +2,22 @@
  * Builds the Response object from a stored record and its output items. Owns the
  * defaults OpenAI reports for settings the request left out, so every event and every HTTP read
  * shows the same object.
- * Invariant: the object has every field the `openai` SDK's `Response` type declares as required
- * (test/support/sdk-response-fields.ts checks it against the SDK type).
+ * Also owns the client's view of stored items (`clientItem`): a reasoning item's
+ * `encrypted_content` is kept in storage (to send it back upstream) but shown only to a client
+ * whose request asked for it with `include: ["reasoning.encrypted_content"]` ("Includes an
+ * encrypted version of reasoning tokens in reasoning item outputs" —
+ * https://platform.openai.com/docs/api-reference/responses/create#responses_create-include), and
+ * Deltagate's origin mark (src/upstream/encrypted-reasoning.ts) is never shown.
+ * Invariants: the object has every field the `openai` SDK's `Response` type declares as required
+ * (test/support/sdk-response-fields.ts checks it against the SDK type); every item a client sees
+ * (events, Response objects, `input_items`) went through `clientItem`.
  * Source: https://platform.openai.com/docs/api-reference/responses/object
  */
 
 import type { StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
 import type { ResponseRecord } from "../store/conversation-store.ts";
+import { asksEncryptedReasoning, ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 
 /** A Response object as sent on the wire. */
 export interface ResponseObject {
@@ -30,6 +38,35 @@ export const ZERO_USAGE: Json = {
 };
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * What a client sees of a stored item (the item itself when nothing is hidden).
+ * @param include the `include` of the request that created the response the item is shown for.
+ */
+export function clientItem<T extends StoredItem>(item: T, include: Json | undefined): T {
+  if (item.type !== "reasoning") return item;
+  const fields = item as Record<string, unknown>;
+  const hides = "encrypted_content" in fields && !asksEncryptedReasoning(include);
+  if (!hides && !(ORIGIN_FIELD in fields)) return item;
+  const { [ORIGIN_FIELD]: _origin, ...shown } = fields;
+  if (hides) delete shown.encrypted_content;
+  return shown as T;
+}
+
+/** `clientItem` over a list. */
+export function clientItems<T extends StoredItem>(items: readonly T[], include: Json | undefined): T[] {
+  return items.map((item) => clientItem(item, include));
+}
+
+/** The fields of a stream event as the client sees them (its `item`, if any, through `clientItem`). */
+export function clientEventFields(
+  fields: Record<string, unknown>,
+  include: Json | undefined,
+): Record<string, unknown> {
+  const item = fields.item as StoredItem | undefined;
+  if (item?.type !== "reasoning") return fields;
+  return { ...fields, item: clientItem(item, include) };
+}
 
 /**
  * The Response object for `record` with `output` (pass `[]` while in progress).
@@ -53,7 +90,7 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     max_tool_calls: s.max_tool_calls ?? null,
     metadata: s.metadata ?? {},
     model: record.model,
-    output,
+    output: clientItems(output, s.include),
     parallel_tool_calls: s.parallel_tool_calls ?? true,
     previous_response_id: record.parentId,
     prompt_cache_key: s.prompt_cache_key ?? null,

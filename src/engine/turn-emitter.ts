@@ -6,7 +6,7 @@
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { LiveResponse } from "./live-responses.ts";
-import { responseObject } from "./response-object.ts";
+import { clientEventFields, responseObject } from "./response-object.ts";
 
 /**
  * Numbers and publishes one response's events (contiguous `sequence_number`s from 0) and commits
@@ -26,9 +26,10 @@ export class TurnEmitter {
     this.record = record;
   }
 
-  /** Publishes the next event (its `sequence_number` is assigned here). */
+  /** Publishes the next event (its `sequence_number` is assigned here; its item as the client sees it). */
   emit(type: string, fields: Record<string, unknown>): void {
-    this.live.publish({ type, sequence_number: this.seq++, ...fields });
+    const shown = clientEventFields(fields, this.record.settings.include);
+    this.live.publish({ type, sequence_number: this.seq++, ...shown });
   }
 
   /** Commits `outcome` (output, status, event log) in one transaction, then publishes the terminal event. */

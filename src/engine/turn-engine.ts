@@ -32,11 +32,11 @@ import {
   type UpstreamStream,
 } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
+import { validateTurnContext } from "./context-rules.ts";
 import type { EventSink } from "./event-sink.ts";
-import { withoutOrphanOutputs } from "./history-repair.ts";
+import { repairHistory } from "./history-repair.ts";
 import type { LiveRegistry } from "./live-responses.ts";
 import { responseObject, ZERO_USAGE } from "./response-object.ts";
-import { validateToolPairing } from "./tool-pairing.ts";
 import { TurnEmitter } from "./turn-emitter.ts";
 import { forwardedSettings, inputItems, storedSettings } from "./turn-input.ts";
 import { streamTurn } from "./turn-stream.ts";
@@ -136,8 +136,8 @@ export class TurnEngine {
    */
   private prepareContext(request: CreateRequest, parent: ResponseRecord | null, scope: TurnScope): Turn {
     const input = inputItems(request);
-    // A chain cut by a deletion may hold outputs of calls that went with it (history-repair.ts).
-    const history = withoutOrphanOutputs(this.deps.history(parent?.id ?? null));
+    // Without what interrupted or deleted turns left (history-repair.ts).
+    const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
@@ -154,7 +154,12 @@ export class TurnEngine {
       completedAt: null,
     };
     const context = turnContext(record.id, history, input);
-    validateToolPairing(context.all.items);
+    validateTurnContext(context.all.items, {
+      input,
+      continues: parent !== null,
+      generate: request.generate !== false,
+      maxOutputTokens: request.max_output_tokens,
+    });
     return {
       record,
       input,

@@ -1,12 +1,17 @@
 /**
  * What a turn takes from its request: the input items (ids assigned, size-checked) and the
  * settings, both as stored and as forwarded upstream. Owns the per-item size limit.
+ * An id Deltagate assigns is a minted one (src/util/ids.ts), so it never goes upstream as if the
+ * upstream had issued it (src/upstream/item-conversion.ts); Deltagate's origin mark on reasoning
+ * items (src/upstream/encrypted-reasoning.ts) is removed from what a client sends, so only items
+ * an upstream streamed carry it.
  * Source: https://platform.openai.com/docs/api-reference/responses/create
  */
 import { type CreateRequest, FORWARDED_SETTINGS, normalizeInput } from "../protocol/create-request.ts";
 import { invalidRequest } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
+import { ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 import { newItemId } from "../util/ids.ts";
 
 /** Largest serialized item Deltagate stores, in bytes (SQLite rows are capped at 2 MB in production). */
@@ -27,7 +32,9 @@ export function inputItems(request: CreateRequest): StoredItem[] {
         "item_too_large",
       );
     }
-    return (item.id ? item : { ...item, id: newItemId(item.type) }) as StoredItem;
+    const { [ORIGIN_FIELD]: _mark, ...own } = item as Record<string, unknown>;
+    const kept = (ORIGIN_FIELD in item ? own : item) as typeof item;
+    return (kept.id ? kept : { ...kept, id: newItemId(kept.type) }) as StoredItem;
   });
 }
 

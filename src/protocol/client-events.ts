@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { type CreateRequest, createRequest } from "./create-request.ts";
 import { type ApiError, invalidRequest } from "./errors.ts";
+import { parseClientJson } from "./json-limits.ts";
+import { openAIErrorOf } from "./openai-issue.ts";
 
 /** The client events Deltagate understands. */
 export type ClientEvent =
@@ -34,6 +36,8 @@ export function zodToApiError(error: z.ZodError): ApiError {
   if (!issue) return invalidRequest("Invalid request.");
   const { path, leaf } = deepestIssue(issue, []);
   const param = formatPath(path);
+  const openai = leaf.code === "custom" ? openAIErrorOf(leaf.params) : null;
+  if (openai) return invalidRequest(openai.message, param || null, openai.code);
   const message = param ? `Invalid value for '${param}': ${leaf.message}` : leaf.message;
   return invalidRequest(
     message,
@@ -75,18 +79,14 @@ function formatPath(path: readonly PropertyKey[]): string {
  * Parses one WebSocket frame.
  * @param frame the raw message from `webSocketMessage` (text, or binary as ArrayBuffer).
  * @returns the typed event.
- * @throws {ApiError} 400 for binary frames, invalid JSON, a missing/unknown `type`, or invalid fields.
+ * @throws {ApiError} 400 for binary frames, invalid JSON, JSON nested deeper than
+ *   `MAX_JSON_DEPTH`, a missing/unknown `type`, or invalid fields.
  */
 export function parseClientFrame(frame: string | ArrayBuffer): ClientEvent {
   if (typeof frame !== "string") {
     throw invalidRequest("Binary frames are not supported; send JSON text frames.", null, "invalid_frame");
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(frame);
-  } catch {
-    throw invalidRequest("The frame is not valid JSON.", null, "invalid_json");
-  }
+  const value = parseClientJson(frame, "frame");
   const head = envelope.safeParse(value);
   if (!head.success) {
     throw invalidRequest("Each frame must be a JSON object with a string 'type'.", "type", "invalid_value");

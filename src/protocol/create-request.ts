@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { type Item, inputItem } from "./items.ts";
 import type { Json } from "./json.ts";
+import { openAIIssue } from "./openai-issue.ts";
 
 /** The JSON value type (owned by json.ts), re-exported for the modules that read requests. */
 export type { Json };
@@ -18,6 +19,62 @@ const json: z.ZodType<Json> = z.lazy(() =>
 
 /** A tool definition (`{type:"function", name, parameters, strict, description}` or a hosted tool). */
 const tool = z.looseObject({ type: z.string().min(1) });
+
+/** OpenAI's caps on `metadata`: keys per object, and characters per key and per value. */
+export const METADATA_LIMITS = { keys: 16, keyChars: 64, valueChars: 512 } as const;
+
+/** Length in characters as OpenAI counts them (code points), computed only past `limit`. */
+function charsOver(text: string, limit: number): number | null {
+  if (text.length <= limit) return null;
+  const chars = [...text].length;
+  return chars > limit ? chars : null;
+}
+
+/**
+ * `metadata`: "Set of 16 key-value pairs … Keys are strings with a maximum length of 64
+ * characters. Values are strings with a maximum length of 512 characters." Errors use OpenAI's
+ * codes and wording (`object_above_max_properties`, `string_above_max_length`); the key-length
+ * wording follows the same pattern.
+ * Source: https://platform.openai.com/docs/api-reference/responses/create#responses_create-metadata
+ */
+const metadata = z.record(z.string(), z.string()).superRefine((value, ctx) => {
+  const keys = Object.keys(value);
+  const { keys: maxKeys, keyChars, valueChars } = METADATA_LIMITS;
+  if (keys.length > maxKeys) {
+    ctx.addIssue(
+      openAIIssue(
+        `Invalid 'metadata': too many properties. Expected an object with at most ${maxKeys} properties, but got an object with ${keys.length} properties instead.`,
+        "object_above_max_properties",
+      ),
+    );
+    return;
+  }
+  for (const key of keys) {
+    const over = charsOver(key, keyChars);
+    if (over !== null) {
+      ctx.addIssue(
+        openAIIssue(
+          `Invalid 'metadata': property name too long. Expected property names with maximum length ${keyChars}, but got a property name with length ${over} instead.`,
+          "string_above_max_length",
+        ),
+      );
+      return;
+    }
+  }
+  for (const [key, text] of Object.entries(value)) {
+    const over = charsOver(text, valueChars);
+    if (over !== null) {
+      ctx.addIssue(
+        openAIIssue(
+          `Invalid 'metadata.${key}': string too long. Expected a string with maximum length ${valueChars}, but got a string with length ${over} instead.`,
+          "string_above_max_length",
+          [key],
+        ),
+      );
+      return;
+    }
+  }
+});
 
 /** `stream_id` lane label syntax (README "Protocol notes and extensions", lanes). */
 export const STREAM_ID_PATTERN = /^[A-Za-z0-9_.-]{1,256}$/;
@@ -38,7 +95,7 @@ export const turnSettings = z.looseObject({
   top_p: z.number().min(0).max(1).nullish(),
   top_logprobs: z.number().int().min(0).max(20).nullish(),
   truncation: z.enum(["auto", "disabled"]).nullish(),
-  metadata: z.record(z.string(), z.string().max(512)).nullish(),
+  metadata: metadata.nullish(),
   user: z.string().nullish(),
   safety_identifier: z.string().nullish(),
   service_tier: z.string().nullish(),

@@ -1,11 +1,16 @@
 /**
  * Input items of the Responses API: zod schemas and their typed values.
  * Owns item validation at the trust boundary. Known item types are checked field by field so a
- * bad field yields an error naming it (`input[3].call_id`); other item types (hosted-tool calls,
- * custom tool calls…) pass through as opaque objects with a `type`.
+ * bad field yields an error naming it (`input[3].call_id`); the other item types OpenAI accepts
+ * (hosted-tool calls, custom tool calls…) pass through as opaque objects with a `type`; any other
+ * `type` is refused as OpenAI refuses it (400 `invalid_value`, param `input[i]`).
+ * Invariant: types are looked up in a `Map`/`Set`, never as keys of an object literal, so a type
+ * named after an `Object.prototype` member (`constructor`, `__proto__`, `toString`) is just an
+ * unknown type.
  * Source: https://platform.openai.com/docs/api-reference/responses/create (input items).
  */
 import { z } from "zod";
+import { openAIIssue } from "./openai-issue.ts";
 
 const role = z.enum(["user", "assistant", "system", "developer"]);
 
@@ -59,12 +64,62 @@ export type Item = MessageItem | FunctionCallItem | FunctionCallOutputItem | Rea
 /** An item after Deltagate assigned it an id (every stored item has one). */
 export type StoredItem = Item & { id: string };
 
-const schemaByType: Record<string, z.ZodType<Item>> = {
-  message: messageItem,
-  function_call: functionCallItem,
-  function_call_output: functionCallOutputItem,
-  reasoning: reasoningItem,
-};
+const schemaByType = new Map<string, z.ZodType<Item>>([
+  ["message", messageItem],
+  ["function_call", functionCallItem],
+  ["function_call_output", functionCallOutputItem],
+  ["reasoning", reasoningItem],
+]);
+
+/**
+ * The input item types OpenAI accepts besides `item_reference` (refused below with its own
+ * message): the `type`s of `ResponseInputItem` in the `openai` SDK this repository pins
+ * (openai-node 7.59.0, generated from OpenAI's API specification).
+ * Source: https://platform.openai.com/docs/api-reference/responses/create#responses_create-input
+ */
+export const INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
+  "additional_tools",
+  "apply_patch_call",
+  "apply_patch_call_output",
+  "code_interpreter_call",
+  "compaction",
+  "compaction_trigger",
+  "computer_call",
+  "computer_call_output",
+  "configuration_update",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "file_search_call",
+  "function_call",
+  "function_call_output",
+  "image_generation_call",
+  "local_shell_call",
+  "local_shell_call_output",
+  "mcp_approval_request",
+  "mcp_approval_response",
+  "mcp_call",
+  "mcp_list_tools",
+  "message",
+  "program",
+  "program_output",
+  "reasoning",
+  "shell_call",
+  "shell_call_output",
+  "tool_search_call",
+  "tool_search_output",
+  "web_search_call",
+]);
+
+/** Longest `type` quoted back in an error message. */
+const MAX_QUOTED_TYPE = 64;
+
+/** OpenAI's message for an unsupported enum value: `Invalid value: 'x'. Supported values are: …`. */
+function unsupportedType(type: string): string {
+  const quoted = type.length > MAX_QUOTED_TYPE ? `${type.slice(0, MAX_QUOTED_TYPE)}…` : type;
+  const values = [...INPUT_ITEM_TYPES].map((t) => `'${t}'`);
+  const last = values.pop();
+  return `Invalid value: '${quoted}'. Supported values are: ${values.join(", ")}, and ${last}.`;
+}
 
 /**
  * The schema for one input item: adds `type:"message"` to role-only items, then validates by
@@ -91,7 +146,11 @@ export const inputItem: z.ZodType<Item> = z.preprocess(
       });
       return z.NEVER;
     }
-    const schema = schemaByType[value.type] ?? otherItem;
+    if (!INPUT_ITEM_TYPES.has(value.type)) {
+      ctx.addIssue(openAIIssue(unsupportedType(value.type), "invalid_value"));
+      return z.NEVER;
+    }
+    const schema = schemaByType.get(value.type) ?? otherItem;
     const parsed = schema.safeParse(value);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, path: issue.path } as never);

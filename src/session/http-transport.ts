@@ -13,7 +13,7 @@
  */
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
-import { responseObject } from "../engine/response-object.ts";
+import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
@@ -175,7 +175,7 @@ export class HttpTransport {
       if (index < 0) throw invalidRequest(`No input item with id '${page.after}' in this response.`, "after");
       items = items.slice(index + 1);
     }
-    const data = items.slice(0, page.limit);
+    const data = clientItems(items.slice(0, page.limit), record.settings.include);
     return Response.json({
       object: "list",
       data,

@@ -13,6 +13,7 @@ import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
 import { connectionLimitReached, eventLogUnavailable, responseNotFound } from "../protocol/errors.ts";
+import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
@@ -47,7 +48,7 @@ function laneSink(conn: Connection, streamId: string | null | undefined): EventS
 function streamIdOf(frame: string | ArrayBuffer): string | null {
   if (typeof frame !== "string") return null;
   try {
-    const value: unknown = JSON.parse(frame);
+    const value = parseClientJson(frame, "frame");
     if (typeof value === "object" && value !== null && "stream_id" in value) {
       const id = (value as { stream_id: unknown }).stream_id;
       return typeof id === "string" && id.length > 0 ? id : null;

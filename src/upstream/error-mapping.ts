@@ -10,7 +10,9 @@ import { retryAfterMs } from "./retry-after.ts";
 import { UpstreamError } from "./upstream.ts";
 
 const errorEnvelope = z.looseObject({
-  error: z.looseObject({ message: z.string().optional(), code: z.string().nullish() }).optional(),
+  error: z
+    .looseObject({ message: z.string().optional(), code: z.string().nullish(), param: z.string().nullish() })
+    .optional(),
 });
 
 /**
@@ -32,34 +34,38 @@ export function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
 
 /**
  * Maps a non-2xx (or bodiless) upstream HTTP response to a client-safe `UpstreamError`; the
- * OpenAI error envelope's message/code are kept (redacted).
+ * OpenAI error envelope's message/code/param are kept (the message redacted).
  */
 export async function failureOf(response: Response): Promise<UpstreamError> {
   const text = await response.text().catch(() => "");
   let message = `The upstream answered HTTP ${response.status}.`;
   let code: string | null = null;
+  let param: string | null = null;
   try {
     const parsed = errorEnvelope.safeParse(JSON.parse(text));
     if (parsed.success && parsed.data.error) {
       if (parsed.data.error.message) message = redact(parsed.data.error.message);
       code = parsed.data.error.code ?? null;
+      param = parsed.data.error.param ?? null;
     }
   } catch {
     // not JSON: keep the generic message
   }
-  return upstreamErrorForStatus(response.status, code, message, retryAfterMs(response.headers));
+  return upstreamErrorForStatus(response.status, code, message, retryAfterMs(response.headers), param);
 }
 
 /**
  * The `UpstreamError` for an upstream failure status (an HTTP status, or the `status` of a
  * WebSocket error frame). `message` must already be redacted; `retryAfter` (ms, from
- * `retryAfterMs`) is kept on 429/5xx errors for the retry logic (src/upstream/fallback.ts).
+ * `retryAfterMs`) is kept on 429/5xx errors for the retry logic (src/upstream/fallback.ts);
+ * `param` (the upstream error's) on other 4xx errors.
  */
 export function upstreamErrorForStatus(
   status: number,
   code: string | null,
   message: string,
   retryAfter: number | null = null,
+  param: string | null = null,
 ): UpstreamError {
   if (status === 401 || status === 403) {
     return new UpstreamError(
@@ -73,5 +79,7 @@ export function upstreamErrorForStatus(
     return new UpstreamError(429, code ?? "rate_limit_exceeded", message, "rate_limit_error", retryAfter);
   if (status >= 500)
     return new UpstreamError(status, code ?? "upstream_error", message, "server_error", retryAfter);
-  return new UpstreamError(status >= 400 ? status : 502, code ?? "upstream_error", message);
+  const reported = status >= 400 ? status : 502;
+  const type = reported >= 500 ? "server_error" : "invalid_request_error";
+  return new UpstreamError(reported, code ?? "upstream_error", message, type, null, param);
 }

@@ -3,14 +3,22 @@
  * (`POST {UPSTREAM_BASE_URL}/responses` with `stream: true`, `store: false`): the full context is
  * sent every turn, or, with `upstreamStore`, chained turns as the delta plus the upstream's own
  * `previous_response_id`. Owns that choice and the memory of upstream ids it needs. The HTTP
- * exchange, error mapping and item conversion are the upstream toolkit's (http-client.ts,
- * error-mapping.ts, item-conversion.ts).
+ * exchange, error mapping, item conversion and encrypted reasoning are the upstream toolkit's
+ * (http-client.ts, error-mapping.ts, item-conversion.ts, encrypted-reasoning.ts).
  * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming).
  */
 import { z } from "zod";
+import { adjacentToolOutputs } from "../protocol/tool-calls.ts";
+import {
+  addsEncryptedInclude,
+  isIncludeRefusal,
+  markStreamOrigin,
+  rememberRefusal,
+  upstreamInclude,
+} from "./encrypted-reasoning.ts";
 import { asUpstreamError, redact } from "./error-mapping.ts";
 import { type HttpUpstreamOptions, postStreaming } from "./http-client.ts";
-import { toUpstreamItem } from "./item-conversion.ts";
+import { toUpstreamItems } from "./item-conversion.ts";
 import { parseSse } from "./sse.ts";
 import {
   type Upstream,
@@ -74,18 +82,46 @@ export class ResponsesHttpUpstream implements Upstream {
     return this.send(request, signal, null);
   }
 
+  /**
+   * Sends the request, asking for encrypted reasoning (encrypted-reasoning.ts); a model that
+   * refuses the added `include` gets the request again without it, once.
+   */
   private async send(
     request: UpstreamRequest,
     signal: AbortSignal,
     previous: string | null,
   ): Promise<UpstreamStream> {
+    const { baseUrl } = this.options;
+    const include = request.settings.include ?? undefined;
+    if (!addsEncryptedInclude(baseUrl, request.model, include, true)) {
+      return this.post(request, signal, previous, false);
+    }
+    try {
+      return await this.post(request, signal, previous, true);
+    } catch (cause) {
+      if (!isIncludeRefusal(cause)) throw cause;
+      const stream = await this.post(request, signal, previous, false);
+      rememberRefusal(baseUrl, request.model);
+      return stream;
+    }
+  }
+
+  private async post(
+    request: UpstreamRequest,
+    signal: AbortSignal,
+    previous: string | null,
+    addInclude: boolean,
+  ): Promise<UpstreamStream> {
     const stored = this.options.upstreamStore === true;
+    const include = upstreamInclude(request.settings.include ?? undefined, addInclude);
+    const items = adjacentToolOutputs(previous ? request.newInput : request.input);
     const body = JSON.stringify({
       ...request.settings,
+      ...(include ? { include } : {}),
       // Keep the upstream's prefix cache hot for this session unless the client chose a key.
       prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
       model: request.model,
-      input: (previous ? request.newInput : request.input).map(toUpstreamItem),
+      input: toUpstreamItems(items, { origin: this.options.baseUrl, resolvesIds: stored }),
       ...(previous ? { previous_response_id: previous } : {}),
       stream: true,
       store: stored,
@@ -104,7 +140,8 @@ export class ResponsesHttpUpstream implements Upstream {
       );
     }
     if (first.value.type === "error") throw streamError(first.value);
-    return { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
+    const stream = { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
+    return markStreamOrigin(stream, this.options.baseUrl);
   }
 
   /** Passes events through and, on `response.completed`, remembers the upstream's id. */

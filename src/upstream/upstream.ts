@@ -64,12 +64,15 @@ export class UpstreamError extends Error {
   readonly type: string;
   /** How long the upstream asked to wait before a retry (`Retry-After`), in ms, or null. */
   readonly retryAfterMs: number | null;
+  /** The request parameter the upstream blamed (its error's `param`), or null. */
+  readonly param: string | null;
 
   /**
    * @param status HTTP status to report (the upstream's own for 4xx/429/5xx; 502 when unreachable).
    * @param code OpenAI-style error code (`upstream_error`, `rate_limit_exceeded`, …).
    * @param message safe to show the client: never contains credentials.
    * @param retryAfterMs the upstream's `Retry-After`, in ms (src/upstream/retry-after.ts), or null.
+   * @param param the upstream error's `param`, or null.
    */
   constructor(
     status: number,
@@ -77,6 +80,7 @@ export class UpstreamError extends Error {
     message: string,
     type = status >= 500 ? "server_error" : "invalid_request_error",
     retryAfterMs: number | null = null,
+    param: string | null = null,
   ) {
     super(message);
     this.name = "UpstreamError";
@@ -84,5 +88,6 @@ export class UpstreamError extends Error {
     this.code = code;
     this.type = type;
     this.retryAfterMs = retryAfterMs;
+    this.param = param;
   }
 }

@@ -14,6 +14,7 @@ import type { Env } from "../config/env.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
+import { parseClientJson } from "../protocol/json-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { responseOwner } from "../util/ids.ts";
@@ -70,12 +71,8 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
  * @throws {ApiError} 400 `invalid_json`, a field error, or a WebSocket-only field.
  */
 async function createBody(request: Request): Promise<CreateRequest> {
-  let body: unknown;
-  try {
-    body = await request.json();
-  } catch {
-    throw invalidRequest("The request body is not valid JSON.", null, "invalid_json");
-  }
+  // Depth-limited before JSON.parse (src/protocol/json-limits.ts): deep nesting is a 400, never a stack overflow.
+  const body = parseClientJson(await request.text());
   const parsed = createRequest.safeParse(body);
   if (!parsed.success) throw zodToApiError(parsed.error);
   for (const field of ["stream_id", "generate"] as const) {

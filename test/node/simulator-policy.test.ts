@@ -37,6 +37,8 @@ describe("simulator directives", () => {
       splitChars: false,
       emit: null,
       deltaChars: 16,
+      reasoning: false,
+      hold: null,
     });
     expect(parseDirectives("[sim:ws_drop_pct=30] [sim:ws_drop_seed=7] [sim:ws_limit=2]")).toMatchObject({
       wsDropPct: 30,
@@ -45,6 +47,9 @@ describe("simulator directives", () => {
     });
     expect(parseDirectives("[sim:ws_drop_pct=101]").wsDropPct).toBe(0);
     expect(parseDirectives("[sim:split_chars=1]").splitChars).toBe(true);
+    expect(parseDirectives("[sim:reasoning=1]").reasoning).toBe(true);
+    expect(parseDirectives("[sim:hold=lane-1.a:b]").hold).toBe("lane-1.a:b");
+    expect(parseDirectives("[sim:hold=a/b]").hold).toBeNull();
     expect(parseDirectives("[sim:fail=midstream]").fail).toEqual({ kind: "midstream" });
     expect(parseDirectives("[sim:fail=before]").fail).toEqual({ kind: "before", status: 500 });
     expect(parseDirectives("[sim:fail=nope] plain").fail).toBeNull();

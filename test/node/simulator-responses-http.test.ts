@@ -231,6 +231,26 @@ describe("simulator POST /v1/responses", () => {
     expect(cut.usage?.output_tokens).toBe(16);
   });
 
+  it("holds a response before its terminal event until the hold is released (hold=NAME)", async () => {
+    const stream = client.responses.stream({ model: "m", input: "held [sim:hold=h1] [sim:tokens=10]" });
+    const types: string[] = [];
+    const reading = (async () => {
+      for await (const event of stream) types.push(event.type);
+    })();
+    await expect.poll(() => types.at(-1)).toBe("response.output_item.done");
+    // Everything but the terminal event has arrived; the terminal one waits for the release.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(types.at(-1)).toBe("response.output_item.done");
+    const res = await fetch(`${sim.url}/_sim/release?hold=h1`, { method: "POST" });
+    expect(await res.json()).toEqual({ released: "h1" });
+    await reading;
+    expect(types.at(-1)).toBe("response.completed");
+    // A released hold no longer holds (a JSON response this time).
+    expect((await client.responses.create({ model: "m", input: "again [sim:hold=h1]" })).status).toBe(
+      "completed",
+    );
+  });
+
   it("serves /v1/models as a simulator and clears recorded requests", async () => {
     const models = await client.models.list();
     expect(models.data).toEqual([

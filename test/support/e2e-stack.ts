@@ -2,6 +2,8 @@
  * The stack every end-to-end test file runs against: `npm start`'s local stack (simulator +
  * `wrangler dev` on a frozen snapshot, random ports) behind a recording proxy, started once per
  * file in `beforeAll` and stopped in `afterAll`.
+ * A stack that fails to start fails every test of the file with the reason (wrangler's output),
+ * rather than failing the hook, which Vitest reports as "skipped" tests.
  */
 import { afterAll, beforeAll } from "vitest";
 import { type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
@@ -17,22 +19,33 @@ export interface ProxiedStack {
 export function useProxiedStack(): ProxiedStack {
   let stack: LocalStack | undefined;
   let proxy: RecordingProxy | undefined;
+  let setupError: unknown;
   beforeAll(async () => {
-    stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
-    proxy = await startRecordingProxy(stack.origin);
+    try {
+      stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
+      proxy = await startRecordingProxy(stack.origin);
+    } catch (error) {
+      setupError = error;
+    }
   });
   afterAll(async () => {
     await proxy?.close();
     await stack?.stop();
   });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (setupError !== undefined) {
+      const reason = setupError instanceof Error ? setupError.message : String(setupError);
+      throw new Error(`The local stack did not start: ${reason}`, { cause: setupError });
+    }
+    if (!value) throw new Error(`the ${what} is not started (use it inside a test)`);
+    return value;
+  };
   return {
     get stack() {
-      if (!stack) throw new Error("the stack is not started (use it inside a test)");
-      return stack;
+      return started(stack, "stack");
     },
     get proxy() {
-      if (!proxy) throw new Error("the proxy is not started (use it inside a test)");
-      return proxy;
+      return started(proxy, "proxy");
     },
   };
 }

@@ -5,12 +5,10 @@
  * accumulator (`ResponseStream.fromReadableStream(...).finalResponse()`).
  */
 import { exports } from "cloudflare:workers";
-import { ResponseStream } from "openai/lib/responses/ResponseStream";
-import type { Response as OpenAIResponse } from "openai/resources/responses/responses";
 import { expect } from "vitest";
+import { type Frame, validateWithSdk } from "./sdk-events.ts";
 
-/** A frame received from Deltagate. */
-export type Frame = { type: string; sequence_number?: number; stream_id?: string; [k: string]: unknown };
+export { type Frame, validateWithSdk };
 
 /** API keys configured for the `workers` test project (vitest.config.ts). */
 export const KEY_A = "dg-test-a";
@@ -114,18 +112,6 @@ export async function connect(
 
 async function peek(res: Response): Promise<string> {
   return res.status === 101 ? "" : res.clone().text();
-}
-
-/**
- * Checks one response's events: `sequence_number` contiguous from 0, and the `openai` SDK's
- * accumulator rebuilds them without error. Returns the SDK's final Response.
- */
-export async function validateWithSdk(frames: Frame[]): Promise<OpenAIResponse> {
-  expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
-  const body = frames.map((f) => `${JSON.stringify(f)}\n`).join("");
-  const stream = new Response(body).body!;
-  const final = await ResponseStream.fromReadableStream(stream).finalResponse();
-  return final as OpenAIResponse;
 }
 
 /** The text of the final assistant message of a response's frames. */

@@ -3,7 +3,7 @@
  * `stream_id` lanes run concurrently and every event carries its `stream_id`; bad or excess
  * stream ids get `invalid_stream_id` / `websocket_stream_limit_reached`.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { countRows } from "../support/session-stub.ts";
 import { connect, type Frame, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
 
@@ -50,14 +50,17 @@ describe("lanes", () => {
 
   it("runs named lanes concurrently and tags every event with its stream_id", async () => {
     const ws = await connect({ session: uniqueSession("lanes") });
+    // The simulator holds the slow lane's terminal event until the fast lane has completed.
+    const hold = uniqueSession("lanes-hold");
     ws.send({
       type: "response.create",
       model: MODEL,
       stream_id: "slow",
-      input: "slow lane [sim:tokens=200]",
+      input: `slow lane [sim:hold=${hold}]`,
     });
     ws.send({ type: "response.create", model: MODEL, stream_id: "fast", input: "fast lane [sim:tokens=5]" });
     const fast = await ws.turn(0, "fast");
+    await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
     const slow = await ws.turn(0, "slow");
     // The fast lane finished while the slow lane was still streaming.
     const fastDone = ws.frames.indexOf(fast.at(-1)!);
@@ -112,12 +115,23 @@ describe("lanes", () => {
 
   it("drops creates still queued when the socket closes; the running store:true one finishes", async () => {
     const session = uniqueSession("queue-close");
+    const hold = uniqueSession("queue-close-hold");
     const ws = await connect({ session });
-    ws.send({ type: "response.create", model: MODEL, input: "running [sim:tokens=200]" });
+    // A store:false response of this socket: its row goes when the Durable Object handles the close.
+    ws.send({ type: "response.create", model: MODEL, store: false, generate: false, input: "scope" });
+    // The simulator holds the running response's terminal event until the test releases it, so the
+    // close is handled while it provably still runs. (Racing a short response against the close
+    // made queued creates start, legitimately, whenever the response won: "expected 2 to be 1".)
+    ws.send({ type: "response.create", model: MODEL, input: `running [sim:hold=${hold}]` });
     ws.send({ type: "response.create", model: MODEL, input: "queued one" });
     ws.send({ type: "response.create", model: MODEL, input: "queued two" });
     await ws.until((f) => f.some((x) => x.type === "response.output_text.delta"));
+    expect(await countRows("tenant-a", session, "responses", "store = 0")).toBe(1);
     ws.close();
+    await expect
+      .poll(() => countRows("tenant-a", session, "responses", "store = 0"), { timeout: 10_000 })
+      .toBe(0);
+    await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
     await expect
       .poll(() => countRows("tenant-a", session, "responses", "status = 'completed'"), { timeout: 10_000 })
       .toBe(1);

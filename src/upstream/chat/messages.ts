@@ -39,7 +39,8 @@ function unsupported(message: string): UpstreamError {
 
 /**
  * A user/system/developer message's content: a string stays a string; parts become Chat parts
- * (`input_text` → `text`, `input_image` → `image_url {url, detail}`, `input_file` → `file`).
+ * (`input_text` → `text`, `input_image` → `image_url {url, detail}` with OpenAI's default detail
+ * `auto` when the client gave none, `input_file` → `file`).
  * A single text part collapses to a plain string (many open-source servers only take strings).
  * @throws {UpstreamError} 400 `unsupported_content` for a part Chat Completions cannot carry
  *   (an image by `file_id` only, a file by `file_url` only, an unknown part type).
@@ -55,8 +56,10 @@ export function toChatContent(content: unknown): string | ChatContentPart[] {
     } else if (type === "input_image") {
       const url = str(part.image_url);
       if (!url) throw unsupported("input_image parts need an image_url for a Chat Completions upstream.");
-      const detail = str(part.detail);
-      out.push({ type: "image_url", image_url: detail ? { url, detail } : { url } });
+      // OpenAI's default detail is "auto" on both APIs; sent explicitly, so an upstream with
+      // another default sees what the client would have got from OpenAI.
+      // https://platform.openai.com/docs/api-reference/chat/create (`image_url.detail`)
+      out.push({ type: "image_url", image_url: { url, detail: str(part.detail) ?? "auto" } });
     } else if (type === "input_file") {
       const file: { file_data?: string; file_id?: string; filename?: string } = {};
       const data = str(part.file_data);

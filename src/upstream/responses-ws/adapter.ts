@@ -20,10 +20,19 @@
  * the client already has, so it fails the stream with an `UpstreamError` (the engine turns it into
  * `response.failed`); the next turn then starts over with the full context on a new socket.
  *
+ * Encrypted reasoning (encrypted-reasoning.ts): every generating frame asks for it; a model that
+ * refuses the added `include` gets the frame again without it (one of the turn's attempts).
+ *
  * Invariants: at most one socket and one idle timer exist; no timer is pending while no socket
  * is open or while a turn is queued or running; a turn's queue slot is released when the upstream
  * is done with its response, whether or not the engine consumed every event.
  */
+import {
+  addsEncryptedInclude,
+  isIncludeRefusal,
+  markStreamOrigin,
+  rememberRefusal,
+} from "../encrypted-reasoning.ts";
 import type { Upstream, UpstreamError, UpstreamRequest, UpstreamStream } from "../upstream.ts";
 import { createFrame } from "./create-frame.ts";
 import { runAttempt } from "./turn-attempt.ts";
@@ -133,13 +142,26 @@ export class ResponsesWsUpstream implements Upstream {
     generate: boolean,
     release: () => void,
   ): Promise<UpstreamStream> {
+    const origin = this.target.baseUrl;
+    let addInclude = addsEncryptedInclude(
+      origin,
+      request.model,
+      request.settings.include ?? undefined,
+      generate,
+    );
+    let refused = false;
     let lastError: UpstreamError | null = null;
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       signal.throwIfAborted();
       const socket = await this.ready();
       // A socket forgets its chain on any state loss, so a resend always carries the full context.
       const parent = deltaParent(socket, request);
-      const frame = createFrame(request, { parentUpstreamId: parent?.upstreamId ?? null, generate });
+      const frame = createFrame(request, {
+        parentUpstreamId: parent?.upstreamId ?? null,
+        generate,
+        addInclude,
+        origin,
+      });
       const contextItems = parent ? parent.items + request.newInput.length : request.input.length;
       const outcome = await runAttempt(
         socket,
@@ -147,8 +169,15 @@ export class ResponsesWsUpstream implements Upstream {
         signal,
       );
       if (outcome.kind === "opened") {
+        if (refused) rememberRefusal(origin, request.model);
         void outcome.finished.then(release);
-        return outcome.stream;
+        return markStreamOrigin(outcome.stream, origin);
+      }
+      if (outcome.kind === "fail" && addInclude && isIncludeRefusal(outcome.error)) {
+        addInclude = false;
+        refused = true;
+        lastError = outcome.error;
+        continue;
       }
       if (outcome.kind === "fail") throw outcome.error;
       if (outcome.freshSocket) this.retire(socket, "upstream state lost");

@@ -3,11 +3,15 @@
  * (https://developers.openai.com/api/docs/guides/websocket-mode): the turn's settings, `store:false` (the upstream's connection-local cache holds
  * the chain), and either the delta on top of the upstream's own previous response id, or the full
  * context with no previous id. Owns that choice's wire form.
- * Invariant: Deltagate item ids never go upstream (the upstream never saw them), and a frame
- * carries `previous_response_id` only together with the delta.
+ * Invariant: items go as item-conversion.ts sends them (no Deltagate ids, reasoning only where
+ * the upstream can use it), a frame carries `previous_response_id` only together with the delta,
+ * and tool outputs sit in their call's tool group (src/protocol/tool-calls.ts).
  */
+
 import type { Json } from "../../protocol/json.ts";
-import { toUpstreamItem } from "../item-conversion.ts";
+import { adjacentToolOutputs } from "../../protocol/tool-calls.ts";
+import { upstreamInclude } from "../encrypted-reasoning.ts";
+import { toUpstreamItems } from "../item-conversion.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 
 /** What one frame asks the upstream for. */
@@ -16,6 +20,10 @@ export interface FramePlan {
   parentUpstreamId: string | null;
   /** False for a `generate:false` warm-up (instructions and tools pre-loaded, no output). */
   generate: boolean;
+  /** Add `reasoning.encrypted_content` to the client's `include` (encrypted-reasoning.ts). */
+  addInclude: boolean;
+  /** The upstream's base URL (reasoning issued elsewhere is not sent: item-conversion.ts). */
+  origin: string;
 }
 
 /**
@@ -24,14 +32,16 @@ export interface FramePlan {
  * (issue #4 §3) even when a recovery resends the full context.
  */
 export function createFrame(request: UpstreamRequest, plan: FramePlan): Record<string, Json> {
-  const items = plan.parentUpstreamId === null ? request.input : request.newInput;
+  const items = adjacentToolOutputs(plan.parentUpstreamId === null ? request.input : request.newInput);
+  const include = upstreamInclude(request.settings.include ?? undefined, plan.addInclude);
   const frame: Record<string, Json> = {
     type: "response.create",
     ...(request.settings as Record<string, Json>),
+    ...(include ? { include } : {}),
     model: request.model,
     store: false,
     prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
-    input: items.map(toUpstreamItem) as unknown as Json[],
+    input: toUpstreamItems(items, { origin: plan.origin, resolvesIds: false }) as unknown as Json[],
   };
   if (plan.parentUpstreamId !== null) frame.previous_response_id = plan.parentUpstreamId;
   if (!plan.generate) frame.generate = false;

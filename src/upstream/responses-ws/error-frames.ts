@@ -28,7 +28,8 @@ export function classifyErrorFrame(event: UpstreamEvent): ErrorFrameVerdict {
   const rawMessage = stringOr(nested?.message, stringOr(event.message, null));
   const status = typeof event.status === "number" ? event.status : 500; // flat streaming error shape
   const message = rawMessage ? redact(rawMessage) : `The upstream reported an error (${status}).`;
-  return { kind: "fail", error: upstreamErrorForStatus(status, code, message) };
+  const param = stringOr(nested?.param, null);
+  return { kind: "fail", error: upstreamErrorForStatus(status, code, message, null, param) };
 }
 
 function asRecord(value: unknown): Record<string, unknown> | null {

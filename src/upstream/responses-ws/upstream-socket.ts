@@ -7,9 +7,9 @@
  * Invariants: once closed (by either side, an error, or an unparseable frame) a socket is never
  * used again and forgets its chain; the listener learns about the close exactly once.
  */
-import { z } from "zod";
 import { failureOf } from "../error-mapping.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
+import { frameEvent } from "./frame-event.ts";
 
 /** Why a socket stopped: the close code/reason, and whether Deltagate closed it itself. */
 export interface SocketClose {
@@ -48,9 +48,6 @@ export interface SocketTarget {
   /** Clock in ms. */
   now(): number;
 }
-
-const eventShape = z.looseObject({ type: z.string() });
-const decoder = new TextDecoder();
 
 /** An open (or closed) upstream socket. */
 export class UpstreamSocket {
@@ -184,16 +181,7 @@ export class UpstreamSocket {
 
   private receive(data: unknown): void {
     if (this.gone) return;
-    const text = typeof data === "string" ? data : data instanceof ArrayBuffer ? decoder.decode(data) : null;
-    let event: UpstreamEvent | null = null;
-    if (text !== null) {
-      try {
-        const parsed = eventShape.safeParse(JSON.parse(text));
-        if (parsed.success) event = parsed.data as UpstreamEvent;
-      } catch {
-        event = null;
-      }
-    }
+    const event = frameEvent(data);
     if (!event) {
       try {
         this.ws.close(1002, "invalid frame");

@@ -1,7 +1,8 @@
 /**
- * The pieces of src/context on their own, inside workerd (where the tokenizer runs in production):
- * real o200k_base counts, item estimates and their byte bound, the instructions/tools memo, turn
- * segmentation and fitting for `truncation`, and the usage fallback on an upstream stream.
+ * The pieces of src/context on their own, in Node (test/workers/context-*.test.ts run the same
+ * tokenizer inside workerd, where it runs in production): real o200k_base counts, item estimates
+ * and their byte bound, the instructions/tools memo, turn segmentation and fitting for
+ * `truncation`, and the usage fallback on an upstream stream.
  */
 import { describe, expect, it } from "vitest";
 import {
@@ -12,13 +13,13 @@ import {
   SettingsTokenMemo,
   tokenBound,
   utf8Length,
-} from "../../src/context/item-tokens.ts";
-import { loadTokenizer } from "../../src/context/tokenizer.ts";
-import { fitStart, turnStarts } from "../../src/context/truncation.ts";
-import { withUsageFallback } from "../../src/context/usage.ts";
-import { ApiError } from "../../src/protocol/errors.ts";
-import type { Item } from "../../src/protocol/items.ts";
-import type { UpstreamEvent, UpstreamStream } from "../../src/upstream/upstream.ts";
+} from "../../../src/context/item-tokens.ts";
+import { loadTokenizer } from "../../../src/context/tokenizer.ts";
+import { fitStart, turnStarts } from "../../../src/context/truncation.ts";
+import { withUsageFallback } from "../../../src/context/usage.ts";
+import { ApiError } from "../../../src/protocol/errors.ts";
+import type { Item } from "../../../src/protocol/items.ts";
+import type { UpstreamEvent, UpstreamStream } from "../../../src/upstream/upstream.ts";
 
 const user = (text: string): Item => ({ type: "message", role: "user", content: text });
 const assistant = (text: string): Item => ({

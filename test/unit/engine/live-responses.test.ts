@@ -3,8 +3,8 @@
  * duplicate, and cancellation of an abandoned store:true response after its grace period.
  */
 import { describe, expect, it } from "vitest";
-import { LiveRegistry } from "../../src/engine/live-responses.ts";
-import type { ServerEvent } from "../../src/protocol/server-events.ts";
+import { LiveRegistry } from "../../../src/engine/live-responses.ts";
+import type { ServerEvent } from "../../../src/protocol/server-events.ts";
 
 const event = (n: number): ServerEvent => ({
   type: "response.output_text.delta",

@@ -6,10 +6,10 @@
  * the openai SDK's accumulator.
  */
 import { describe, expect, it } from "vitest";
-import { chatStreamEvents } from "../../src/upstream/chat/stream.ts";
-import { ChatEventSynthesizer } from "../../src/upstream/chat/synthesizer.ts";
-import { UpstreamError, type UpstreamEvent } from "../../src/upstream/upstream.ts";
-import { type Frame, validateWithSdk } from "../support/ws-client.ts";
+import { chatStreamEvents } from "../../../../src/upstream/chat/stream.ts";
+import { ChatEventSynthesizer } from "../../../../src/upstream/chat/synthesizer.ts";
+import { UpstreamError, type UpstreamEvent } from "../../../../src/upstream/upstream.ts";
+import { type Frame, validateWithSdk } from "../../../support/sdk-events.ts";
 
 type Delta = Record<string, unknown>;
 

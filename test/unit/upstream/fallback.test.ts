@@ -3,9 +3,9 @@
  * or fall back, the backoff bounds, and `Retry-After` / `retry-after-ms` parsing.
  */
 import { describe, expect, it } from "vitest";
-import { failureAction, MAX_WAIT_MS, retryDelayMs } from "../../src/upstream/fallback.ts";
-import { retryAfterMs } from "../../src/upstream/retry-after.ts";
-import { UpstreamError } from "../../src/upstream/upstream.ts";
+import { failureAction, MAX_WAIT_MS, retryDelayMs } from "../../../src/upstream/fallback.ts";
+import { retryAfterMs } from "../../../src/upstream/retry-after.ts";
+import { UpstreamError } from "../../../src/upstream/upstream.ts";
 
 describe("retry policy", () => {
   it("retries 429 and 5xx, falls back on rejected credentials, reports other failures", () => {

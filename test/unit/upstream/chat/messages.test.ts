@@ -1,13 +1,13 @@
 /**
- * Chat Completions request translation (brief §7 request table), as pure functions: messages
+ * Chat Completions request translation (https://platform.openai.com/docs/api-reference/chat/create), as pure functions: messages
  * from the full context (instructions, content parts, assistant + tool-call merging, tool
  * messages in call order right after their calls, dropped reasoning) and the settings mapping.
  */
 import { describe, expect, it } from "vitest";
-import type { StoredItem } from "../../src/protocol/items.ts";
-import { toChatMessages } from "../../src/upstream/chat/messages.ts";
-import { toChatRequest } from "../../src/upstream/chat/request.ts";
-import { UpstreamError, type UpstreamRequest } from "../../src/upstream/upstream.ts";
+import type { StoredItem } from "../../../../src/protocol/items.ts";
+import { toChatContent, toChatMessages } from "../../../../src/upstream/chat/messages.ts";
+import { toChatRequest } from "../../../../src/upstream/chat/request.ts";
+import { UpstreamError, type UpstreamRequest } from "../../../../src/upstream/upstream.ts";
 
 function request(input: StoredItem[], settings: UpstreamRequest["settings"] = {}): UpstreamRequest {
   return {
@@ -77,7 +77,7 @@ describe("toChatMessages", () => {
         content: [
           { type: "text", text: "look" },
           { type: "image_url", image_url: { url: "https://example.test/a.png", detail: "high" } },
-          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA" } },
+          { type: "image_url", image_url: { url: "data:image/png;base64,AAAA", detail: "auto" } },
           { type: "file", file: { file_data: "data:application/pdf;base64,AAAA", filename: "a.pdf" } },
           { type: "file", file: { file_id: "file-123" } },
         ],
@@ -305,5 +305,19 @@ describe("toChatRequest", () => {
     expect(body).not.toHaveProperty("tools");
     expect(body).not.toHaveProperty("tool_choice");
     expect(body).not.toHaveProperty("parallel_tool_calls");
+  });
+});
+
+describe("toChatContent", () => {
+  it("sends an image without detail with OpenAI's default detail auto, and keeps a given one", () => {
+    expect(
+      toChatContent([
+        { type: "input_image", image_url: "https://example.test/a.png" },
+        { type: "input_image", image_url: "https://example.test/b.png", detail: "low" },
+      ]),
+    ).toEqual([
+      { type: "image_url", image_url: { url: "https://example.test/a.png", detail: "auto" } },
+      { type: "image_url", image_url: { url: "https://example.test/b.png", detail: "low" } },
+    ]);
   });
 });

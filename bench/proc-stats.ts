@@ -1,0 +1,139 @@
+/**
+ * CPU time and memory of the `workerd` processes that `wrangler dev` started for this benchmark,
+ * read from Linux's /proc (https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html).
+ * Owns finding them: every process named `workerd` that descends from this process (so another
+ * `wrangler dev` on the machine is never counted), found again on each call because wrangler may
+ * restart workerd.
+ * Invariant: never throws; off Linux (no /proc) every reading is null.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Clock ticks per second of /proc's utime/stime (`getconf CLK_TCK`, almost always 100). */
+export const CLOCK_TICKS_PER_SECOND: number = (() => {
+  try {
+    const n = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim());
+    return Number.isInteger(n) && n > 0 ? n : 100;
+  } catch {
+    return 100;
+  }
+})();
+
+interface ProcStat {
+  pid: number;
+  ppid: number;
+  comm: string;
+  /** utime + stime, clock ticks. */
+  cpuTicks: number;
+}
+
+function readStat(pid: number): ProcStat | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // comm is in parentheses and may contain spaces: split after the last ')'.
+    const close = text.lastIndexOf(")");
+    const comm = text.slice(text.indexOf("(") + 1, close);
+    const fields = text
+      .slice(close + 2)
+      .trim()
+      .split(" ");
+    // fields[0] is state (field 3); ppid is field 4, utime 14, stime 15.
+    const ppid = Number(fields[1]);
+    const utime = Number(fields[11]);
+    const stime = Number(fields[12]);
+    if (!Number.isFinite(ppid) || !Number.isFinite(utime) || !Number.isFinite(stime)) return null;
+    return { pid, ppid, comm, cpuTicks: utime + stime };
+  } catch {
+    return null;
+  }
+}
+
+function allStats(): ProcStat[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const stats: ProcStat[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = readStat(Number(name));
+    if (stat) stats.push(stat);
+  }
+  return stats;
+}
+
+/** The `workerd` processes descending from this process, with their CPU ticks. */
+function ownWorkerd(): ProcStat[] {
+  const stats = allStats();
+  const byPid = new Map(stats.map((s) => [s.pid, s]));
+  const descends = (stat: ProcStat): boolean => {
+    let current: ProcStat | undefined = stat;
+    for (let depth = 0; current && depth < 64; depth++) {
+      if (current.ppid === process.pid) return true;
+      current = byPid.get(current.ppid);
+    }
+    return false;
+  };
+  return stats.filter((s) => s.comm === "workerd" && descends(s));
+}
+
+/** Total CPU time (user + system) of this run's workerd processes, ms; null when none is found. */
+export function workerdCpuMs(): number | null {
+  const procs = ownWorkerd();
+  if (procs.length === 0) return null;
+  const ticks = procs.reduce((sum, p) => sum + p.cpuTicks, 0);
+  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Total resident memory (VmRSS) of this run's workerd processes, bytes; null when none is found. */
+export function workerdRssBytes(): number | null {
+  const procs = ownWorkerd();
+  if (procs.length === 0) return null;
+  let total = 0;
+  for (const p of procs) {
+    try {
+      const status = readFileSync(`/proc/${p.pid}/status`, "utf8");
+      const kib = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+      if (kib) total += Number(kib) * 1024;
+    } catch {
+      // exited between the listing and the read
+    }
+  }
+  return total;
+}
+
+/** How many workerd processes this run has (for the results file). */
+export function workerdCount(): number {
+  return ownWorkerd().length;
+}
+
+/** The soft limit on open files of this process (/proc/self/limits), or null if unknown. */
+export function openFileLimit(): number | null {
+  try {
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    if (!line?.[1]) return null;
+    return line[1] === "unlimited" ? Number.POSITIVE_INFINITY : Number(line[1]);
+  } catch {
+    return null;
+  }
+}
+
+/** The file system type under `path` (from /proc/mounts, longest mount prefix), or null. */
+export function fileSystemOf(path: string): string | null {
+  try {
+    let best: { mount: string; type: string } | null = null;
+    for (const line of readFileSync("/proc/mounts", "utf8").split("\n")) {
+      const [, mount, type] = line.split(" ");
+      if (!mount || !type) continue;
+      const prefix = mount.endsWith("/") ? mount : `${mount}/`;
+      if ((path === mount || path.startsWith(prefix)) && (!best || mount.length > best.mount.length)) {
+        best = { mount, type };
+      }
+    }
+    return best?.type ?? null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The README's benchmark table, generated from a results file: `renderReadmeBlock` builds the
+ * Markdown between the `<!-- bench:start -->` and `<!-- bench:end -->` markers, `replaceBlock`
+ * swaps it into the README text. `npm run bench:readme` (bench/update-readme.ts) runs both on
+ * bench/results/latest.json; a full default `npm run bench` does it at the end of the run.
+ * Invariant: pure functions; the text outside the markers is never changed, and a README without
+ * both markers (in that order) is an error, not a silent append.
+ */
+import type { ResultsFile } from "./results.ts";
+import { bytes, loadTable, summaryTable, targetsTable } from "./tables.ts";
+
+/** The opening marker (on its own line). */
+export const BLOCK_START = "<!-- bench:start -->";
+/** The closing marker (on its own line). */
+export const BLOCK_END = "<!-- bench:end -->";
+
+/** The generated Markdown for the README (without the markers). */
+export function renderReadmeBlock(results: ResultsFile): string {
+  const rounds = [...new Set(results.profiles.map((p) => p.rounds))].join("/");
+  const load = loadTable(results.load);
+  return [
+    `_Generated from \`bench/results/latest.json\` by \`npm run bench:readme\`; do not edit by hand. Run ${results.date.slice(0, 16).replace("T", " ")} UTC, ` +
+      `commit ${results.git?.commit ?? "?"}${results.git?.dirty ? " (dirty)" : ""}, ${results.machine.cpuCount} CPU(s), ` +
+      `1-minute load ${results.machine.loadAverage1m.before.toFixed(1)} → ${results.machine.loadAverage1m.after.toFixed(1)}, ` +
+      `${results.durationSeconds} s._`,
+    "",
+    `Loop time of the ${results.workload.turns}-turn coding-agent workload (final context ${bytes(results.workload.finalContextBytes)} bytes), ` +
+      `median over ${rounds} interleaved round(s), and its ratio to A in the same profile (< 1 is faster):`,
+    "",
+    summaryTable(results.profiles),
+    "",
+    "Targets of issue #8:",
+    "",
+    targetsTable(results.targets),
+    ...(load ? ["", "Load (one `wrangler dev`, loopback, zero model time):", "", load] : []),
+    "",
+    "![Loop time relative to A per profile](bench/results/latest.svg)",
+  ].join("\n");
+}
+
+/**
+ * Replaces what is between the markers with `block`.
+ * @throws {Error} when either marker is missing or they are out of order.
+ */
+export function replaceBlock(readme: string, block: string): string {
+  const start = readme.indexOf(BLOCK_START);
+  const end = readme.indexOf(BLOCK_END);
+  if (start < 0 || end < 0 || end < start) {
+    throw new Error(
+      `README.md needs ${BLOCK_START} … ${BLOCK_END} (in that order) around the benchmark table`,
+    );
+  }
+  return `${readme.slice(0, start + BLOCK_START.length)}\n${block.trim()}\n${readme.slice(end)}`;
+}

@@ -1,0 +1,159 @@
+/**
+ * The results file of a run (bench/results/latest.json) and the issue #8 targets checked against
+ * it. Everything the tables, the chart and the README block show is derived from this one object,
+ * so they can be re-rendered from the file alone.
+ * Invariant: `checkTargets` only reads numbers that were measured; a target whose inputs were not
+ * measured in this run is "not measured", never guessed.
+ */
+import type { LoadStep } from "./load.ts";
+import type { ProfileId } from "./profiles.ts";
+import type { ScenarioReport } from "./report.ts";
+import type { ScenarioId } from "./scenarios.ts";
+import type { WorkloadFacts } from "./workload.ts";
+
+/** One profile's results. */
+export interface ProfileResult {
+  id: ProfileId;
+  /** Heading with the link shapes and the model time. */
+  label: string;
+  assumptions: string;
+  /** Measured rounds this profile was given. */
+  rounds: number;
+  scenarios: ScenarioReport[];
+}
+
+/** A target of issue #8 "Must show", as measured. */
+export interface TargetCheck {
+  claim: string;
+  /** Where it was measured (profile / scenario). */
+  where: string;
+  measured: string;
+  target: string;
+  status: "met" | "not met" | "not measured" | "info";
+}
+
+/** latest.json. */
+export interface ResultsFile {
+  date: string;
+  durationSeconds: number;
+  git: { commit: string; dirty: boolean } | null;
+  machine: {
+    node: string;
+    platform: string;
+    cpuCount: number;
+    cpuModel: string;
+    totalMemoryBytes: number;
+    loadAverage1m: { before: number; after: number };
+    /** File system of the Durable Objects' local storage (wrangler `--persist-to`, under the temp dir). */
+    storageFileSystem: string | null;
+    workerdProcesses: number;
+    openFileLimit: number | null;
+  };
+  versions: Record<string, string>;
+  config: Record<string, unknown>;
+  workload: WorkloadFacts & { finalContextBytes: number | null };
+  simulator: Record<string, unknown>;
+  deltagate: { routes: unknown; runtime: string };
+  profiles: ProfileResult[];
+  load: LoadStep[];
+  targets: TargetCheck[];
+}
+
+function find(profiles: ProfileResult[], profile: ProfileId, id: ScenarioId): ScenarioReport | null {
+  const report = profiles.find((p) => p.id === profile)?.scenarios.find((s) => s.id === id);
+  return report && report.status === "ok" ? report : null;
+}
+
+const x = (v: number): string => `${v.toFixed(2)}×`;
+
+/** Checks the issue #8 "Must show" list against a run's numbers. */
+export function checkTargets(profiles: ProfileResult[], load: LoadStep[]): TargetCheck[] {
+  const out: TargetCheck[] = [];
+  const speedup = (
+    claim: string,
+    profile: ProfileId,
+    id: ScenarioId,
+    against: "A" | "direct",
+    min: number,
+  ): void => {
+    const r = find(profiles, profile, id);
+    const ratio = r ? (against === "A" ? r.vsA : r.vsDirect) : null;
+    const base = against === "A" ? "A" : (r?.versus ?? "its direct counterpart");
+    out.push({
+      claim,
+      where: `${profile}: ${id} vs ${base}`,
+      measured: ratio ? `${x(1 / ratio)} faster (loop ${x(ratio)} of ${base})` : "—",
+      target: `≥ ${x(min)} faster`,
+      status: ratio === null ? "not measured" : 1 / ratio >= min ? "met" : "not met",
+    });
+  };
+  speedup(
+    "Deltagate WS (WS upstream) vs stateless HTTP on a far provider, mobile uplink",
+    "far2",
+    "DG-ws",
+    "A",
+    2,
+  );
+  speedup(
+    "store:false with a socket drop every K turns, vs E with the same drops",
+    "far2",
+    "DG-rc",
+    "direct",
+    1.3,
+  );
+  speedup(
+    "Deltagate → Chat Completions vs Chat Completions direct, far provider",
+    "far2",
+    "DG-chat",
+    "direct",
+    1.5,
+  );
+
+  const zero = find(profiles, "zero", "DG-ws");
+  out.push({
+    claim: "Added latency per turn over E, zero-delay profile",
+    where: "zero: DG-ws vs E",
+    measured: zero?.addedMs
+      ? `p50 ${zero.addedMs.p50.toFixed(1)} ms, p99 ${zero.addedMs.p99.toFixed(1)} ms`
+      : "—",
+    target: "p50 ≤ 2 ms, p99 ≤ 8 ms",
+    status: !zero?.addedMs
+      ? "not measured"
+      : zero.addedMs.p50 <= 2 && zero.addedMs.p99 <= 8
+        ? "met"
+        : "not met",
+  });
+  out.push({
+    claim: "workerd CPU per turn (issue #8 measured ~6–13 ms before; target: at least halved)",
+    where: "zero: DG-ws",
+    measured: zero?.workerdCpuMsPerTurn != null ? `${zero.workerdCpuMsPerTurn.toFixed(1)} ms` : "—",
+    target: "≤ half of the figure before the change (compare runs)",
+    status: zero?.workerdCpuMsPerTurn == null ? "not measured" : "info",
+  });
+
+  const bytesProfile: ProfileId = find(profiles, "far2", "DG-ws") ? "far2" : "zero";
+  const bytes = find(profiles, bytesProfile, "DG-ws");
+  out.push({
+    claim: "Client uplink bytes vs A (client sockets, headers and compression included)",
+    where: `${bytesProfile}: DG-ws vs A`,
+    measured: bytes?.uplinkVsA != null ? `${(bytes.uplinkVsA * 100).toFixed(1)}% of A` : "—",
+    target: "≤ 5% of A",
+    status: bytes?.uplinkVsA == null ? "not measured" : bytes.uplinkVsA <= 0.05 ? "met" : "not met",
+  });
+
+  const biggest = [...load].filter((s) => s.refused === null).sort((a, b) => b.sessions - a.sessions)[0];
+  out.push({
+    claim: "Load: concurrent sessions on one wrangler dev, errors, p99",
+    where: biggest ? `load: ${biggest.sessions} sessions × ${biggest.turnsPerSession} turns` : "load",
+    measured: biggest
+      ? `${biggest.failedSessions} failed, p99 ${biggest.latencyMs.p99.toFixed(0)} ms, ${biggest.turnsPerSecond.toFixed(0)} turns/s`
+      : "—",
+    target: "1,000 sessions, 0 errors; ≥ 100 turns/s (2× the ~50 before)",
+    status: !biggest
+      ? "not measured"
+      : biggest.sessions >= 1000 && biggest.failedSessions === 0 && biggest.turnsPerSecond >= 100
+        ? "met"
+        : "not met",
+  });
+  return out;
+}

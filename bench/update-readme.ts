@@ -1,0 +1,29 @@
+/**
+ * `npm run bench:readme`: rewrites the benchmark block of README.md (between
+ * `<!-- bench:start -->` and `<!-- bench:end -->`) from bench/results/latest.json.
+ * Usage: `node bench/update-readme.ts [results.json] [README.md]` (defaults: the repository's).
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "../scripts/local-stack.ts";
+import { renderReadmeBlock, replaceBlock } from "./readme-block.ts";
+import type { ResultsFile } from "./results.ts";
+
+/** Rewrites `readmePath`'s block from `resultsPath`. @throws {Error} on a missing file or marker. */
+export function updateReadme(resultsPath: string, readmePath: string): void {
+  const results = JSON.parse(readFileSync(resultsPath, "utf8")) as ResultsFile;
+  const readme = readFileSync(readmePath, "utf8");
+  writeFileSync(readmePath, replaceBlock(readme, renderReadmeBlock(results)));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const resultsPath = process.argv[2] ?? join(REPO_ROOT, "bench", "results", "latest.json");
+  const readmePath = process.argv[3] ?? join(REPO_ROOT, "README.md");
+  try {
+    updateReadme(resultsPath, readmePath);
+    console.log(`updated the benchmark block of ${readmePath} from ${resultsPath}`);
+  } catch (error) {
+    console.error(`bench:readme failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}

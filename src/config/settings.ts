@@ -1,0 +1,59 @@
+/**
+ * The names of the Worker's settings: every variable `parseConfig` reads (the README's
+ * configuration table), and the secrets the routing table names. Local tooling (`npm start`)
+ * forwards exactly these to the Worker, so a setting cannot be documented, parsed and yet
+ * unreachable locally.
+ * Invariant: `SETTING_NAMES` lists every variable declared in `Env` except bindings (checked by
+ * the compiler below), and nothing else.
+ */
+import type { Env } from "./env.ts";
+
+/** Every setting variable of the Worker, in the README's order. */
+export const SETTING_NAMES = [
+  "DELTAGATE_API_KEYS",
+  "UPSTREAM_BASE_URL",
+  "UPSTREAM_API_KEY",
+  "UPSTREAM_API",
+  "UPSTREAMS",
+  "UPSTREAM_IDLE_MS",
+  "UPSTREAM_CONTEXT_WINDOW",
+  "UPSTREAM_MAX_RETRIES",
+  "UPSTREAM_RETRY_BASE_MS",
+  "MODELS",
+  "WS_MAX_CONNECTION_MS",
+  "RESPONSE_RETENTION_DAYS",
+  "ABANDONED_RESPONSE_GRACE_MS",
+] as const satisfies readonly (keyof Env)[];
+
+/** One of `SETTING_NAMES`. */
+export type SettingName = (typeof SETTING_NAMES)[number];
+
+/** The variables declared in `Env` (without its index signature) that are not bindings. */
+type DeclaredSetting = Exclude<
+  keyof { [K in keyof Env as string extends K ? never : number extends K ? never : K]: Env[K] },
+  "SESSIONS"
+>;
+/** Fails to compile, naming the variable, when `Env` declares a setting missing from the list. */
+type ListsEverySetting<Missing extends never> = Missing;
+export type EverySettingListed = ListsEverySetting<Exclude<DeclaredSetting, SettingName>>;
+
+/**
+ * The secret variables a `UPSTREAMS` table references (`api_key_var`), so they can be forwarded
+ * too. Lenient: a table that is not valid JSON names none (the Worker reports the error itself).
+ */
+export function routeSecretNames(upstreams: string | undefined): string[] {
+  if (!upstreams) return [];
+  let routes: unknown;
+  try {
+    routes = JSON.parse(upstreams);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(routes)) return [];
+  const names = new Set<string>();
+  for (const route of routes) {
+    const name: unknown = typeof route === "object" && route !== null ? route.api_key_var : undefined;
+    if (typeof name === "string" && name.length > 0) names.add(name);
+  }
+  return [...names];
+}

@@ -1,0 +1,43 @@
+/**
+ * Reads one upstream WebSocket message as a Responses stream event.
+ * Owns the frame → event rule: a text frame, or a binary frame (`ArrayBuffer` with
+ * `binaryType = "arraybuffer"`, or any `ArrayBufferView`) decoded as ONE whole UTF-8 message — the
+ * runtime delivers complete messages (fragments reassembled), so no character can be split
+ * across frames — holding a JSON object with a string `type`.
+ * Invariant: bytes that are not valid UTF-8 make the frame invalid (never silently replaced with
+ * U+FFFD, which would alter arguments or text); anything else (a `Blob`, non-JSON, no `type`) is
+ * invalid too, and the caller closes the socket.
+ * Sources: https://www.rfc-editor.org/rfc/rfc6455#section-5.6 (text frames carry UTF-8),
+ * https://developers.cloudflare.com/workers/runtime-apis/websockets/ (binaryType).
+ */
+import { z } from "zod";
+import type { UpstreamEvent } from "../upstream.ts";
+
+const eventShape = z.looseObject({ type: z.string() });
+/** Not streaming: each message is decoded whole; `fatal` rejects invalid UTF-8; a BOM is dropped. */
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/** The text of a message, or null when it is neither text nor valid UTF-8 bytes. */
+export function frameText(data: unknown): string | null {
+  if (typeof data === "string") return data;
+  if (!(data instanceof ArrayBuffer) && !ArrayBuffer.isView(data)) return null;
+  try {
+    return decoder.decode(data);
+  } catch {
+    return null;
+  }
+}
+
+/** The event a message carries, or null when the frame is invalid. */
+export function frameEvent(data: unknown): UpstreamEvent | null {
+  const text = frameText(data);
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const parsed = eventShape.safeParse(value);
+  return parsed.success ? (parsed.data as UpstreamEvent) : null;
+}
