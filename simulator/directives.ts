@@ -47,6 +47,7 @@ export interface Directives {
   emit: string | null;
   /** Code points per text/arguments delta (`delta_chars=N`, 1–64; default 16). */
   deltaChars: number;
+  /**
    * Responses only (`reasoning=1`): the output starts with a `reasoning` item (with
    * `encrypted_content` when the request's `include` asks for it), as a reasoning model's does.
    */
@@ -143,6 +144,7 @@ export function parseDirectives(text: string): Directives {
         break;
       case "delta_chars":
         d.deltaChars = parseCount(value, 1, 64) ?? d.deltaChars;
+        break;
       case "reasoning":
         d.reasoning = value === "1" || value === "true";
         break;

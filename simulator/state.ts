@@ -4,8 +4,9 @@
  * and whether validation is strict. Passed to every
  * endpoint handler.
  */
-import type { ModerationSettings } from "./moderations.ts";
+
 import type { Holds } from "./holds.ts";
+import type { ModerationSettings } from "./moderations.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
 import type { ReasoningLedger } from "./reasoning.ts";
 import type { Recorder } from "./recorder.ts";
