@@ -7,6 +7,7 @@
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
+ * - `unit`: pure logic in plain Node, under test/unit/ at the path of the source file it tests.
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
@@ -14,20 +15,61 @@
 import { availableParallelism } from "node:os";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { ECHO_APIS, ECHO_KEY_BINDINGS, ECHO_KEYS, type EchoShape } from "./test/support/echo-keys.ts";
+
+const ECHO_SHAPES = Object.keys(ECHO_KEYS) as EchoShape[];
 
 export default defineConfig({
   test: {
     // Vitest's default (cores - 1) runs one file at a time on 2 cores, yet most files spend their
     // time waiting on sockets, timers and wrangler starts: two at a time at least.
     maxWorkers: Math.max(2, availableParallelism() - 1),
+    // One timing line per turn (src/session/turn-timing.ts) would drown the test output.
+    onConsoleLog: (log: string) => !log.includes('"type":"deltagate.turn"'),
     projects: [
       {
         plugins: [
           cloudflareTest(({ inject }) => {
             const upstream = `${inject<string>("simulatorUrl")}/v1`;
             const otherProvider = `${inject<string>("otherProviderUrl")}/v1`;
+            const echo = inject<string>("echoUpstreamUrl");
+            // The hostile upstream (test/support/echo-upstream.ts), one route per API and key
+            // shape, no retries: `echo-http-groq` is Responses HTTP with the Groq-shaped key.
+            const echoRoutes = ECHO_SHAPES.flatMap((shape) => [
+              ...Object.entries(ECHO_APIS).map(([prefix, api]) => ({
+                model: `echo-${prefix}-${shape}`,
+                api,
+                base_url: `${echo}/v1`,
+                api_key_var: ECHO_KEY_BINDINGS[shape],
+                max_retries: 0,
+              })),
+              // A WebSocket upgrade refused with 400 and the key in the body.
+              {
+                model: `echo-wsdeny-${shape}`,
+                api: "responses-ws",
+                base_url: `${echo}/status/400/v1`,
+                api_key_var: ECHO_KEY_BINDINGS[shape],
+                max_retries: 0,
+              },
+            ]);
             // Test routing table: model prefixes pick the adapter under test; all reach the simulator.
             const routes = [
+              ...echoRoutes,
+              // Multi-MB items (test/workers/hostile/large-items.test.ts): a simulator without
+              // prefill cost and a window large enough that a 5 MB tool output fits.
+              {
+                model: "sim-large-ws*",
+                api: "responses-ws",
+                base_url: `${inject<string>("largeSimulatorUrl")}/v1`,
+                context_window: 100_000_000,
+                idle_ms: 300, // the warm socket closes soon, so the test can evict the session
+              },
+              {
+                model: "sim-large*",
+                api: "responses-http",
+                base_url: `${inject<string>("largeSimulatorUrl")}/v1`,
+                context_window: 100_000_000,
+              },
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
               { model: "sim-stored*", api: "responses-http", base_url: upstream, upstream_store: true },
               // Chat Completions with a 300-token window, for `truncation` through that adapter.
@@ -144,6 +186,12 @@ export default defineConfig({
                       { pattern: "zebra-flag-marker", flags: "i", category: "test/marker", hold: 20 },
                     ],
                   }),
+                  ...Object.fromEntries(
+                    ECHO_SHAPES.map((shape) => [ECHO_KEY_BINDINGS[shape], ECHO_KEYS[shape]]),
+                  ),
+                  // Keepalives after 1 s of silence (production default 15 s), so a test upstream
+                  // that stays silent for a few seconds (`delay_ms`) shows them.
+                  KEEPALIVE_MS: "1000",
                 },
               },
             };

@@ -74,6 +74,12 @@ export interface LocalStack {
   output(): string;
   /** Stops wrangler (its whole process group) and the simulator; idempotent. */
   stop(): Promise<void>;
+  /**
+   * Kills wrangler's whole process group at once (SIGKILL, no grace), as a crash would: nothing in
+   * the Worker gets to finish. The state under `persistTo` stays for the next start. Then the same
+   * as `stop()` (idempotent with it).
+   */
+  kill(): Promise<void>;
 }
 
 /** A free TCP port on 127.0.0.1 (the OS picks it; it is released before it is returned). */
@@ -287,15 +293,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   const origin = `http://127.0.0.1:${port}`;
   let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => {
+  const end = (graceful: boolean): Promise<void> => {
     stopping ??= (async () => {
       process.off("exit", onExit);
       if (pid) {
-        killGroup(pid, "SIGTERM");
-        const grace = new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref());
-        await Promise.race([exited, grace]);
+        if (graceful) {
+          killGroup(pid, "SIGTERM");
+          const grace = new Promise((r) => setTimeout(r, STOP_GRACE_MS).unref());
+          await Promise.race([exited, grace]);
+        }
         // workerd can outlive wrangler's own exit by a moment; make sure the group is gone.
         killGroup(pid, "SIGKILL");
+        if (!graceful) await exited;
       }
       await simulator?.close();
       rmSync(dir, { recursive: true, force: true });
@@ -303,6 +312,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     })();
     return stopping;
   };
+  const stop = () => end(true);
   try {
     await waitForHealth(
       origin,
@@ -319,5 +329,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     .split(",")
     .map((model) => model.trim())
     .filter((model) => model.length > 0);
-  return { baseUrl: `${origin}/v1`, origin, simulator, models, output: () => tail, stop };
+  return {
+    baseUrl: `${origin}/v1`,
+    origin,
+    simulator,
+    models,
+    output: () => tail,
+    stop,
+    kill: () => end(false),
+  };
 }

@@ -4,6 +4,8 @@
  */
 import { z } from "zod";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
+import { SecretRedactor } from "../secrets/redactor.ts";
+import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -25,8 +27,10 @@ export interface Config {
   };
   /** Routing table: which upstream serves which model, in fallback order. */
   routes: readonly UpstreamRoute[];
-  /** Idle ms after which a warm upstream WebSocket is closed (default 30,000). */
+  /** Idle ms after which a warm upstream WebSocket is closed when no client is open (default 30,000). */
   upstreamIdleMs: number;
+  /** Quiet ms after which a warm upstream WebSocket is closed even with a client open (default 300,000). */
+  upstreamKeepWarmMs: number;
   /** Model ids advertised by `GET /v1/models`. */
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
@@ -37,10 +41,32 @@ export interface Config {
   abandonGraceMs: number;
   /** Safety checks: policy by deployment, route and tenant, classifiers (src/safety/config.ts). */
   safety: SafetySettings;
+  /**
+   * The secrets of this environment (every key-named binding, every tenant key, every route's
+   * upstream key), redacted from every error and log line (src/secrets/redactor.ts).
+   */
+  redactor: SecretRedactor;
+  /** Silence in ms after which a response in flight sends a `keepalive` event (0 = never). */
+  keepaliveMs: number;
+  /**
+   * How long a closed socket's store:false state stays continuable by another socket of the same
+   * tenant, in ms (default 5 minutes; 0 = deleted on close, as OpenAI).
+   */
+  storeFalseGraceMs: number;
+  /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
+  turnLog: boolean;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
 const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
+
+/**
+ * Default silence before a `keepalive` event, in ms: well under the ~100 s idle timeout of proxies
+ * in front of Cloudflare and Codex's 300 s stream idle timeout.
+ */
+export const DEFAULT_KEEPALIVE_MS = 15_000;
+/** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
+export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
 
 /** Default idle time before a warm upstream WebSocket is closed, in ms. */
 export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
@@ -134,6 +160,11 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.UPSTREAM_IDLE_MS ?? DEFAULT_UPSTREAM_IDLE_MS),
+    upstreamKeepWarmMs: z.coerce
+      .number()
+      .int()
+      .positive()
+      .parse(env.UPSTREAM_KEEP_WARM_MS ?? DEFAULT_KEEP_WARM_MS),
     models: (env.MODELS ?? "")
       .split(",")
       .map((m) => m.trim())
@@ -154,7 +185,35 @@ export function parseConfig(env: Env): Config {
       .positive()
       .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
     safety: parseSafetySettings(env, routes, upstream, env.AI !== undefined),
+    redactor: SecretRedactor.fromEnv(
+      env,
+      routes.map((route) => route.apiKey),
+    ),
+    keepaliveMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(3_600_000)
+      .parse(env.KEEPALIVE_MS ?? DEFAULT_KEEPALIVE_MS),
+    storeFalseGraceMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
+    turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
   };
   cache.set(env, config);
   return config;
+}
+
+/**
+ * The redactor of an environment, also when its configuration does not parse (then from the
+ * binding names alone), so an error about a bad configuration is still rendered without secrets.
+ */
+export function redactorOf(env: Env): SecretRedactor {
+  try {
+    return parseConfig(env).redactor;
+  } catch {
+    return SecretRedactor.fromEnv(env);
+  }
 }

@@ -23,8 +23,10 @@ export interface Env {
   UPSTREAMS?: string;
   /** Wire API of the default route: `responses-http` (default), `responses-ws` or `chat-completions`. */
   UPSTREAM_API?: string;
-  /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate. */
+  /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate (no client open). */
   UPSTREAM_IDLE_MS?: string;
+  /** Quiet time in ms after which a warm upstream WebSocket is closed even though a client is open (default 300,000). */
+  UPSTREAM_KEEP_WARM_MS?: string;
   /** Context window in tokens of routes that set no `context_window` (default 128,000). */
   UPSTREAM_CONTEXT_WINDOW?: string;
   /** Retries (0–5) of an upstream 429/5xx before the first event, per route (default 2). */
@@ -35,8 +37,14 @@ export interface Env {
   RESPONSE_RETENTION_DAYS?: string;
   /** Ms a store:true response keeps generating with no client attached before it is cancelled (default 600,000). */
   ABANDONED_RESPONSE_GRACE_MS?: string;
+  /** Ms a closed socket's store:false chain stays continuable by the tenant's sockets (default 300,000; 0 = none). */
+  STORE_FALSE_GRACE_MS?: string;
+  /** `0` turns off the one-line-per-turn timing log (default on). */
+  TURN_LOG?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
+  /** Ms of silence in a response's stream after which a `keepalive` event is sent (default 15,000; 0 = never). */
+  KEEPALIVE_MS?: string;
   /** Safety policy of the deployment, JSON (src/safety/policy.ts; README "Safety"). */
   SAFETY?: string;
   /** Safety mode: `off`, `blocking` or `parallel` (default); wins over `SAFETY.mode`. */

@@ -1,9 +1,9 @@
 /**
  * Usage reporting when an upstream gives none (some Chat Completions servers, streams without
  * `include_usage`): the terminal event's `response.usage` is filled from Deltagate's own token
- * counts. Owns that fallback. Invariants: an upstream's own usage is never replaced; only
- * `response.completed` / `response.incomplete` get one (a failed response keeps what it had); the
- * tokenizer is loaded only when a usage is actually missing.
+ * counts, and a response the upstream stopped reporting on (failed mid-stream, cancelled) is
+ * counted on demand (`UpstreamStream.usage`). Owns that fallback. Invariants: an upstream's own
+ * usage is never replaced; the tokenizer is loaded only when a usage is actually missing.
  * Source: https://platform.openai.com/docs/api-reference/responses/object#usage
  */
 
@@ -71,6 +71,12 @@ export async function withUsageFallback(
       async *[Symbol.asyncIterator]() {
         for await (const event of rest) yield await fill(event);
       },
+    },
+    usage: async (output) => {
+      const { count, inputTokens } = await exact();
+      let outputTokens = 0;
+      for (const item of output) outputTokens += itemTokens(item, count);
+      return usageFromCounts(inputTokens, outputTokens);
     },
   };
 }

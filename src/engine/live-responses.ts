@@ -8,11 +8,27 @@
  * - a store:true response keeps generating while no client listens; after `graceMs` with no
  *   subscriber it is cancelled (the upstream request is aborted and the response is stored as
  *   `cancelled`);
- * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`).
+ * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`);
+ * - a finished response is replayed from its persisted log (`loggedEventsAfter`).
  * Invariant: a response is in the registry exactly while its turn runs.
  */
-import type { ServerEvent } from "../protocol/server-events.ts";
+import { endsStream, type ServerEvent } from "../protocol/server-events.ts";
 import type { EventSink } from "./event-sink.ts";
+
+/**
+ * The events of a finished response's persisted log to send a client resuming after
+ * `startingAfter`: those with a larger `sequence_number`. A client that already has the terminal
+ * event (`startingAfter` equal to its number) gets nothing more; one that asks past it gets the
+ * terminal event again, so its stream still ends: a client that was streaming when the session
+ * restarted may have been sent events the log never got (src/engine/recovery.ts numbers the
+ * terminal event after the last logged one).
+ */
+export function loggedEventsAfter(log: readonly ServerEvent[], startingAfter: number): ServerEvent[] {
+  const events = log.filter((event) => event.sequence_number > startingAfter);
+  const last = log.at(-1);
+  if (last && endsStream(last.type) && last.sequence_number < startingAfter) events.push(last);
+  return events;
+}
 
 /** Largest event log kept per response, in bytes of JSON; past it the response is not resumable. */
 const MAX_LOG_BYTES = 8 * 1024 * 1024;

@@ -1,6 +1,7 @@
 /**
  * The terminal outcome of a response, from what the upstream reported. Owns the mapping of
- * upstream terminal events and failures to a stored status, output, usage and error.
+ * upstream terminal events and failures to a stored status, output, usage and error, and the
+ * HTTP status a non-streaming client gets for a response that did not complete.
  * Invariant: a failed outcome always has an error with a string `code` and `message`.
  */
 import type { StoredItem } from "../protocol/items.ts";
@@ -15,11 +16,23 @@ export interface FailureError {
   message: string;
 }
 
-/** A failed outcome keeping the output items that were completed before the failure. */
+/**
+ * How a non-streaming HTTP request is answered when its response did not complete: the failure's
+ * status and error type (the upstream's own for a failure before its first event, else 500).
+ */
+export interface FailureStatus {
+  status: number;
+  type: string;
+}
+
+/** The `FailureStatus` of a failure after the response's first output (or a cancellation). */
+export const FAILED_MID_STREAM: FailureStatus = { status: 500, type: "server_error" };
+
+/** A failed outcome keeping the output the client was sent before the failure. */
 export function failure(output: readonly StoredItem[], at: number, error: FailureError): ResponseOutcome {
   return {
     status: "failed",
-    output: output.filter(Boolean),
+    output,
     usage: null,
     error: { ...error },
     incompleteDetails: null,
@@ -37,7 +50,8 @@ export function errorOf(event: UpstreamEvent): FailureError {
 
 /**
  * The outcome of an upstream terminal event (`response.completed` / `incomplete` / `failed`):
- * the terminal `response.output` re-keyed when the upstream sent it, else the items seen.
+ * the terminal `response.output` re-keyed when the upstream sent it, else the output the client
+ * was sent (partial-output.ts).
  */
 export function terminalOutcome(
   event: UpstreamEvent,
@@ -49,9 +63,7 @@ export function terminalOutcome(
     typeof event.response === "object" && event.response !== null ? event.response : {}
   ) as Record<string, unknown>;
   const upstreamOutput = Array.isArray(response.output) ? response.output : null;
-  const output = upstreamOutput
-    ? upstreamOutput.map((item, index) => rekey.item(item, index))
-    : seen.filter(Boolean);
+  const output = upstreamOutput ? upstreamOutput.map((item, index) => rekey.item(item, index)) : seen;
   const status =
     event.type === "response.completed"
       ? "completed"

@@ -1,39 +1,87 @@
 /**
- * Event emission and commit of one response. Owns the `sequence_number` counter of a response and
- * the commit-before-complete rule (the output gate:
- * https://developers.cloudflare.com/durable-objects/api/storage-api/).
+ * Event emission and commit of one response. Owns the `sequence_number` counter of a response,
+ * the persistence of its event log while it streams, keepalives, and the commit-before-complete
+ * rule.
+ * Keepalive: while the response is in flight and nothing was sent for `keepaliveMs` (a long
+ * prefill or reasoning phase, a slow upstream), `{"type":"keepalive","sequence_number":N}` is sent
+ * — the event OpenAI itself sends on long Responses streams, which the `openai` SDK's accumulator
+ * ignores — numbered and logged like any event, so a replay stays contiguous. It is a text frame
+ * (WebSocket) or an `event: keepalive` (SSE): Codex resets its stream idle timeout on any text
+ * frame and ignores unknown event types, and proxies see traffic well within their idle timeouts.
+ * A Durable Object's output gate holds every message sent after a storage write until that write
+ * is durable ("output gate", https://developers.cloudflare.com/durable-objects/reference/glossary/;
+ * https://blog.cloudflare.com/durable-objects-easy-fast-correct-choose-three/). So the log is
+ * written after the events were sent, in batches (`LOG_BATCH_EVENTS` events or `LOG_BATCH_MS`
+ * after the oldest unwritten one, whichever comes first): an event never waits for its own write,
+ * and the stream pays one write per batch, not one per event.
+ * Invariants: a store:true response's log holds every event it sent except at most the last batch
+ * (what a crash can lose); the terminal event is written (with the rest of the log, the output and
+ * the status, in one transaction) before it is sent, so a client never sees a completion that is
+ * not durable; store:false responses keep no log.
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { LiveResponse } from "./live-responses.ts";
 import { clientEventFields, responseObject } from "./response-object.ts";
 
+/** Sent events that trigger a write of the event log (the most a crash can lose). */
+export const LOG_BATCH_EVENTS = 32;
+/** Ms after the oldest unwritten event when the log is written anyway (a slow stream). */
+export const LOG_BATCH_MS = 200;
+
 /**
- * Numbers and publishes one response's events (contiguous `sequence_number`s from 0) and commits
- * its terminal state: the terminal event is built first, the output, status and full event log
- * are written in one transaction, and only then is the terminal event sent (so a client never sees
- * a completion that is not durable).
+ * Numbers and publishes one response's events (contiguous `sequence_number`s from 0), logs them
+ * (store:true) and commits its terminal state.
  */
 export class TurnEmitter {
   private seq = 0;
   private readonly live: LiveResponse;
   private readonly store: ConversationStore;
   private readonly record: ResponseRecord;
+  /** Sent, not yet written to the log. */
+  private unlogged: ServerEvent[] = [];
+  private logTimer: ReturnType<typeof setTimeout> | null = null;
+  /** False for store:false responses, and once the log outgrew its cap (live-responses.ts). */
+  private logging: boolean;
+  private readonly keepaliveMs: number;
+  private keepaliveTimer: ReturnType<typeof setTimeout> | null = null;
 
-  constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord) {
+  /** @param keepaliveMs silence before a `keepalive` event, in ms (0 = never). */
+  constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord, keepaliveMs = 0) {
     this.live = live;
     this.store = store;
     this.record = record;
+    this.logging = record.store;
+    this.keepaliveMs = keepaliveMs;
   }
 
-  /** Publishes the next event (its `sequence_number` is assigned here; its item as the client sees it). */
+  /**
+   * Publishes the next event (its `sequence_number` is assigned here; its items as the client sees
+   * them, src/engine/response-object.ts), then logs it.
+   */
   emit(type: string, fields: Record<string, unknown>): void {
     const shown = clientEventFields(fields, this.record.settings.include);
-    this.live.publish({ type, sequence_number: this.seq++, ...shown });
+    const event: ServerEvent = { type, sequence_number: this.seq++, ...shown };
+    this.live.publish(event);
+    this.log(event);
+    this.armKeepalive();
   }
 
-  /** Commits `outcome` (output, status, event log) in one transaction, then publishes the terminal event. */
+  /** Writes the events sent so far to the log now (e.g. right after `response.created`). */
+  flush(): void {
+    this.clearLogTimer();
+    if (this.unlogged.length === 0) return;
+    const batch = this.unlogged;
+    this.unlogged = [];
+    this.store.appendEventLog(this.record.id, batch);
+  }
+
+  /**
+   * Commits `outcome` (output, status, the rest of the event log) in one transaction, then
+   * publishes the terminal event.
+   */
   complete(outcome: ResponseOutcome): void {
+    this.close();
     const final: ResponseRecord = {
       ...this.record,
       status: outcome.status,
@@ -50,8 +98,46 @@ export class TurnEmitter {
       sequence_number: this.seq++,
       response: responseObject(final, [...outcome.output]),
     };
-    const log = this.record.store ? this.live.events() : null;
-    this.store.finish(this.record.id, outcome, log ? [...log, terminal] : null);
+    const tail = this.logging && this.live.events() !== null ? [...this.unlogged, terminal] : null;
+    this.unlogged = [];
+    this.store.finish(this.record.id, outcome, tail);
     this.live.publish(terminal);
+  }
+
+  /** Stops the timers (the turn ended; `complete` calls it). Unwritten events are dropped. */
+  close(): void {
+    this.clearLogTimer();
+    if (this.keepaliveTimer !== null) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+  }
+
+  /** (Re)starts the silence countdown after an event. */
+  private armKeepalive(): void {
+    if (this.keepaliveMs <= 0) return;
+    if (this.keepaliveTimer !== null) clearTimeout(this.keepaliveTimer);
+    this.keepaliveTimer = setTimeout(() => {
+      this.keepaliveTimer = null;
+      this.emit("keepalive", {});
+    }, this.keepaliveMs);
+  }
+
+  private log(event: ServerEvent): void {
+    if (!this.logging) return;
+    if (this.live.events() === null) {
+      // Past the log cap the response is not resumable: drop what was written.
+      this.logging = false;
+      this.clearLogTimer();
+      this.unlogged = [];
+      this.store.eventLogs.delete([this.record.id]);
+      return;
+    }
+    this.unlogged.push(event);
+    if (this.unlogged.length >= LOG_BATCH_EVENTS) this.flush();
+    else this.logTimer ??= setTimeout(() => this.flush(), LOG_BATCH_MS);
+  }
+
+  private clearLogTimer(): void {
+    if (this.logTimer !== null) clearTimeout(this.logTimer);
+    this.logTimer = null;
   }
 }

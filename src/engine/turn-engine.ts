@@ -2,40 +2,41 @@
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
  * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
  * each:
- *   1. `resolveParent`: `previous_response_id` (connection-scoped for store:false, imported from
- *      another session of the tenant when needed);
+ *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
+ *      the tenant within the grace window; imported from another session of the tenant when needed);
  *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
- *      outputs whose call was deleted, history-repair.ts), tool pairing over both, the record;
+ *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
+ *      pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
- *   5. `openUpstream`: a failure before the upstream's first event is a request-level `ApiError`;
- *   6. `stream`: store the response (in progress, with its input), emit `response.created` /
- *      `response.in_progress`, then the re-keyed upstream events (turn-stream.ts);
- *   7. commit: output + terminal status + event log in one transaction, then the terminal event
- *      (turn-emitter.ts), so a client never sees a completion that is not stored.
- * Invariant: steps 1–5 store nothing; a rejection there leaves no trace.
+ *   5. `stream`: the turn is accepted — store the response (in progress, with its input), emit
+ *      `response.created` / `response.in_progress` at once, then open the upstream (retries and
+ *      fallback stay invisible) and emit its re-keyed events (turn-stream.ts); a failure of the
+ *      upstream from here on, before its first event or after, ends in `response.failed`;
+ *   6. commit: output + terminal status + the rest of the event log in one transaction, then the
+ *      terminal event (turn-emitter.ts), so a client never sees a completion that is not stored.
+ * Invariant: steps 1–3 store nothing; a rejection there is a request-level error and leaves no
+ * trace.
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import { ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
+import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
+import { checkSettingSizes } from "../protocol/size-limits.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
-import {
-  type Upstream,
-  UpstreamError,
-  type UpstreamRequest,
-  type UpstreamStream,
-} from "../upstream/upstream.ts";
+import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import { validateTurnContext } from "./context-rules.ts";
 import type { EventSink } from "./event-sink.ts";
 import { repairHistory } from "./history-repair.ts";
 import type { LiveRegistry } from "./live-responses.ts";
+import type { FailureStatus } from "./outcome.ts";
 import { responseObject, ZERO_USAGE } from "./response-object.ts";
 import { TurnEmitter } from "./turn-emitter.ts";
 import { forwardedSettings, inputItems, storedSettings } from "./turn-input.ts";
@@ -61,13 +62,29 @@ export interface TurnEngineDeps {
   ownerId: string;
   /** Clock in ms. */
   now(): number;
+  /** Silence in ms after which a response in flight sends a `keepalive` event (0 = never). */
+  keepaliveMs: number;
   /** Live responses of the session: event logs, subscribers, cancellation. */
   live: LiveRegistry;
   /**
-   * Copies a store:true response owned by another session Durable Object of the same tenant into
-   * this one (so a chain can continue from any session). Resolves false when it is not found.
+   * Copies a response owned by another session Durable Object of the same tenant into this one
+   * (so a chain can continue from any session): store:true, or store:false still continuable by
+   * `scope` (it stays store:false here, owned by `scope`). Resolves false when it is not found.
    */
-  importRemote(responseId: string, tenant: string): Promise<boolean>;
+  importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
+  /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
+  mayContinue(owner: string, scope: TurnScope): boolean;
+}
+
+/** What a turn ended with. */
+export interface TurnResult {
+  /** The response's id. */
+  responseId: string;
+  /**
+   * Null when the response completed (or is incomplete); else how a non-streaming HTTP request is
+   * answered: the upstream's status for a failure before its first event, else 500.
+   */
+  failure: FailureStatus | null;
 }
 
 /** A turn after `prepareContext`: its record, input and what its stages and upstream get. */
@@ -91,19 +108,28 @@ export class TurnEngine {
    * Runs one turn, emitting its events to `sink`.
    * @param signal aborting it (a store:false client went away) cancels the upstream request and
    *   stops without storing further state.
-   * @returns the final response id.
+   * @param timer the turn's stopwatch (src/pipeline/turn-timer.ts), started by the transport.
+   * @returns the response's id and how it ended.
    * @throws {ApiError} when the request is rejected before `response.created` (validation,
-   *   unknown previous response, pairing, a stage, upstream failure before its first event).
-   *   Nothing is stored in that case.
+   *   size limits, unknown previous response, pairing, a stage). Nothing is stored in that case.
    */
-  async run(request: CreateRequest, scope: TurnScope, sink: EventSink, signal: AbortSignal): Promise<string> {
+  async run(
+    request: CreateRequest,
+    scope: TurnScope,
+    sink: EventSink,
+    signal: AbortSignal,
+    timer = new TurnTimer(),
+  ): Promise<TurnResult> {
     rejectUnsupported(request);
+    checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
     const parent = await this.resolveParent(request, scope);
-    const turn = this.prepareContext(request, parent, scope);
+    timer.lap("state");
+    const turn = this.prepareContext(request, parent, scope, timer);
+    timer.lap("render");
     const upstream = await this.deps.upstreamFor(turn.prepared);
+    timer.lap("stages");
     if (request.generate === false) return this.warmUp(turn, upstream, sink);
-    const opened = await openUpstream(upstream, turn.upstreamRequest, signal);
-    return this.stream(turn, opened, sink, signal);
+    return this.stream(turn, upstream, sink, signal, timer);
   }
 
   /**
@@ -115,8 +141,8 @@ export class TurnEngine {
     const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
-    if (!parent && (await this.deps.importRemote(parentId, scope.tenant))) parent = store.get(parentId);
-    if (!parent || (parent.connId !== null && parent.connId !== scope.connId)) {
+    if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
+    if (!parent || (parent.connId !== null && !this.deps.mayContinue(parent.connId, scope))) {
       throw previousResponseNotFound(parentId);
     }
     if (parent.status === "in_progress" || parent.status === "queued") {
@@ -134,7 +160,12 @@ export class TurnEngine {
    * and the response record.
    * @throws {ApiError} 400 for an oversized item or a pairing violation.
    */
-  private prepareContext(request: CreateRequest, parent: ResponseRecord | null, scope: TurnScope): Turn {
+  private prepareContext(
+    request: CreateRequest,
+    parent: ResponseRecord | null,
+    scope: TurnScope,
+    timer: TurnTimer,
+  ): Turn {
     const input = inputItems(request);
     // Without what interrupted or deleted turns left (history-repair.ts).
     const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
@@ -163,7 +194,7 @@ export class TurnEngine {
     return {
       record,
       input,
-      prepared: { responseId: record.id, request, context },
+      prepared: { responseId: record.id, request, context, timer },
       upstreamRequest: {
         model: request.model,
         input: context.all.items,
@@ -177,7 +208,7 @@ export class TurnEngine {
   }
 
   /** Step 4 (`generate: false`): a chainable node with the request's input and no model output. */
-  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink): string {
+  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink): TurnResult {
     const { record } = turn;
     this.createRecord(turn);
     upstream.prewarm?.(turn.upstreamRequest);
@@ -194,32 +225,41 @@ export class TurnEngine {
       completedAt: this.deps.now(),
     });
     this.deps.live.end(record.id);
-    return record.id;
+    return { responseId: record.id, failure: null };
   }
 
-  /** Steps 6–7: stores the response, streams the upstream's events, commits the outcome. */
+  /**
+   * Steps 5–6: the turn is accepted: stores the response, announces it, opens the upstream,
+   * streams its events, commits the outcome.
+   */
   private async stream(
     turn: Turn,
-    opened: UpstreamStream,
+    upstream: Upstream,
     sink: EventSink,
     signal: AbortSignal,
-  ): Promise<string> {
+    timer: TurnTimer,
+  ): Promise<TurnResult> {
     const { record } = turn;
     this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
+    const emitter = new TurnEmitter(live, this.deps.store, record, this.deps.keepaliveMs);
     try {
-      const emitter = new TurnEmitter(live, this.deps.store, record);
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });
-      const outcome = await streamTurn(
-        opened,
+      // The log exists from the start (written with the record's insert, in the same commit).
+      emitter.flush();
+      const result = await streamTurn(
+        upstream,
+        turn.upstreamRequest,
         emitter,
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
       );
-      if (outcome) emitter.complete(outcome);
-      return record.id;
+      if (result) timer.measure("commit", () => emitter.complete(result.outcome));
+      timer.end();
+      return { responseId: record.id, failure: result ? result.failure : null };
     } finally {
+      emitter.close();
       this.deps.live.end(record.id);
     }
   }
@@ -249,30 +289,5 @@ function rejectUnsupported(request: CreateRequest): void {
       "conversation",
       "unsupported_parameter",
     );
-  }
-}
-
-/**
- * Step 5: opens the upstream.
- * @throws {ApiError} with the upstream failure's status, type and code when it fails before its
- *   first event.
- */
-async function openUpstream(
-  upstream: Upstream,
-  request: UpstreamRequest,
-  signal: AbortSignal,
-): Promise<UpstreamStream> {
-  try {
-    return await upstream.open(request, signal);
-  } catch (cause) {
-    if (cause instanceof UpstreamError) {
-      throw new ApiError(cause.status, {
-        type: cause.type,
-        code: cause.code,
-        message: cause.message,
-        param: null,
-      });
-    }
-    throw cause;
   }
 }

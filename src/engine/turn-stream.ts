@@ -1,75 +1,170 @@
 /**
- * The "stream" step of a turn: follows an opened upstream stream, re-keys its output events to
- * Deltagate's ids and emits them, and decides the response's outcome. Owns how upstream events
- * map to client events: the upstream's lifecycle events are dropped (the engine emits its own
- * `response.created` / `response.in_progress`), its terminal event or `error` ends the stream, and
- * a broken stream or an abort becomes `response.failed` / `cancelled`.
+ * The "open and stream" steps of a turn, after `response.created` was sent: opens the turn's
+ * upstream, follows its stream, re-keys its output events to Deltagate's ids and emits them, and
+ * decides the response's outcome. Owns how upstream events and failures map to client events:
+ * - the upstream's lifecycle events are dropped (the engine emitted its own `response.created` /
+ *   `response.in_progress` when it accepted the turn);
+ * - a failure of `open()` (every retry and fallback spent before the first event) and a failure
+ *   mid-stream both end the response with `response.failed` carrying the error, as OpenAI reports
+ *   a failure after `response.created`; a non-streaming HTTP client gets the upstream's status
+ *   for the former (`FailureStatus`);
+ * - the upstream's terminal event or `error` ends the stream;
+ * - an abort (cancel, abandonment, store:false owner gone) stops at once: the pending upstream
+ *   read is not waited for, and the upstream request is aborted through the same signal.
+ * A response that ends early keeps the output its client was sent (partial-output.ts) and the
+ * usage so far (the upstream's, else Deltagate's count: `UpstreamStream.usage`).
  * Invariant: every output event carries Deltagate's item ids (rekey.ts); nothing is emitted after
  * the outcome is known (the terminal event is the commit step's, turn-emitter.ts).
  */
-import type { StoredItem } from "../protocol/items.ts";
+import { ApiError } from "../protocol/errors.ts";
 import { LIFECYCLE_EVENT_TYPES, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ResponseOutcome } from "../store/conversation-store.ts";
-import { UpstreamError, type UpstreamEvent, type UpstreamStream } from "../upstream/upstream.ts";
-import { errorOf, failure, terminalOutcome } from "./outcome.ts";
+import {
+  type Upstream,
+  UpstreamError,
+  type UpstreamEvent,
+  type UpstreamRequest,
+  type UpstreamStream,
+} from "../upstream/upstream.ts";
+import { errorOf, FAILED_MID_STREAM, type FailureStatus, failure, terminalOutcome } from "./outcome.ts";
+import { PartialOutput } from "./partial-output.ts";
 import { OutputRekeyer } from "./rekey.ts";
 import type { TurnEmitter } from "./turn-emitter.ts";
 
+/** How a turn's stream ended. */
+export interface StreamResult {
+  outcome: ResponseOutcome;
+  /** For a response that did not complete: how a non-streaming HTTP request is answered. */
+  failure: FailureStatus | null;
+}
+
 /**
- * Streams `opened` to `turn` until its outcome is known.
- * @param signal the turn's abort signal (client gone, `cancel`, abandonment).
+ * Opens `upstream` and streams it to `turn` until its outcome is known.
+ * @param signal the turn's abort signal (client gone, `cancel`, abandonment); also passed to the
+ *   upstream, so aborting it aborts the upstream request.
  * @returns the outcome to commit, or null when the turn was aborted because its store:false
  *   owner went away (nothing is kept).
  */
 export async function streamTurn(
-  opened: UpstreamStream,
+  upstream: Upstream,
+  request: UpstreamRequest,
   turn: TurnEmitter,
   signal: AbortSignal,
   now: () => number,
-): Promise<ResponseOutcome | null> {
+): Promise<StreamResult | null> {
   const rekey = new OutputRekeyer();
-  const output: StoredItem[] = [];
-  let outcome: ResponseOutcome | null = null;
+  const output = new PartialOutput();
+  let opened: UpstreamStream | null = null;
+  let result: StreamResult | null = null;
   const handle = (event: UpstreamEvent) => {
-    if (LIFECYCLE_EVENT_TYPES.has(event.type) || outcome) return;
+    if (LIFECYCLE_EVENT_TYPES.has(event.type) || result) return;
     if (TERMINAL_EVENT_TYPES.has(event.type)) {
-      outcome = terminalOutcome(event, rekey, output, now());
+      const outcome = terminalOutcome(event, rekey, output.items(), now());
+      result = { outcome, failure: outcome.status === "failed" ? FAILED_MID_STREAM : null };
     } else if (event.type === "error") {
-      outcome = failure(output, now(), errorOf(event));
+      result = { outcome: failure(output.items(), now(), errorOf(event)), failure: FAILED_MID_STREAM };
     } else {
       const { type, sequence_number: _seq, ...fields } = rekey.event(event);
-      if (type === "response.output_item.done" && typeof fields.output_index === "number") {
-        output[fields.output_index] = fields.item as StoredItem;
-      }
+      output.apply({ ...fields, type: String(type) });
       turn.emit(String(type), fields);
     }
   };
+  let events: AsyncIterator<UpstreamEvent> | null = null;
   try {
+    opened = await untilAborted(upstream.open(request, signal), signal, releaseLate);
     handle(opened.first);
-    for await (const event of outcome ? [] : opened.rest) {
-      handle(event);
-      if (outcome || signal.aborted) break;
+    events = opened.rest[Symbol.asyncIterator]();
+    while (!result && !signal.aborted) {
+      const next = await untilAborted(events.next(), signal);
+      if (next.done) break;
+      handle(next.value);
     }
   } catch (cause) {
-    if (!signal.aborted) {
-      const message = cause instanceof UpstreamError ? cause.message : "The upstream stream failed.";
-      const code = cause instanceof UpstreamError ? cause.code : "server_error";
-      outcome = failure(output, now(), { code, message });
-    }
+    if (!signal.aborted) result = failed(cause, opened === null, output, now());
+  } finally {
+    // Stop reading an upstream that still streams (its request is aborted through `signal`).
+    if (events && (result === null || signal.aborted)) void events.return?.().catch(() => {});
   }
   if (signal.aborted) {
     const reason: unknown = signal.reason;
     if (reason !== "cancelled" && reason !== "abandoned") return null; // store:false owner gone
-    return {
-      ...failure(output, now(), { code: "response_cancelled", message: `The response was ${reason}.` }),
-      status: "cancelled",
+    const error = { code: "response_cancelled", message: `The response was ${reason}.` };
+    result = {
+      outcome: { ...failure(output.items(), now(), error), status: "cancelled" },
+      failure: FAILED_MID_STREAM,
     };
   }
-  return (
-    outcome ??
-    failure(output, now(), {
+  result ??= {
+    outcome: failure(output.items(), now(), {
       code: "server_error",
       message: "The upstream stream ended before the response completed.",
-    })
-  );
+    }),
+    failure: FAILED_MID_STREAM,
+  };
+  return { ...result, outcome: await withUsage(result.outcome, opened) };
+}
+
+/** The result of a failure of the upstream (before its first event when `beforeFirst`). */
+function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at: number): StreamResult {
+  if (cause instanceof UpstreamError || cause instanceof ApiError) {
+    const code = cause.code ?? (cause.status >= 500 ? "server_error" : "invalid_request");
+    return {
+      outcome: failure(output.items(), at, { code, message: cause.message }),
+      failure: beforeFirst ? { status: cause.status, type: cause.type } : FAILED_MID_STREAM,
+    };
+  }
+  console.error("upstream stream failed", cause);
+  return {
+    outcome: failure(output.items(), at, { code: "server_error", message: "The upstream stream failed." }),
+    failure: FAILED_MID_STREAM,
+  };
+}
+
+/**
+ * `outcome` with a usage: the upstream's when it reported one, else Deltagate's count of what was
+ * sent and of the output so far (nothing, when the upstream never started).
+ */
+async function withUsage(outcome: ResponseOutcome, opened: UpstreamStream | null): Promise<ResponseOutcome> {
+  if (outcome.usage !== null || !opened?.usage) return outcome;
+  try {
+    return { ...outcome, usage: await opened.usage(outcome.output) };
+  } catch (cause) {
+    console.error("usage count failed", cause);
+    return outcome;
+  }
+}
+
+/** An upstream stream opened after its turn was aborted: nobody reads it, so release it. */
+function releaseLate(stream: UpstreamStream): void {
+  void stream.rest[Symbol.asyncIterator]()
+    .return?.()
+    ?.catch(() => {});
+}
+
+/**
+ * `promise`, or a rejection with `signal.reason` as soon as `signal` aborts (the promise is then
+ * left to settle on its own; `late` receives its value if it still resolves).
+ */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, late?: (value: T) => void): Promise<T> {
+  if (signal.aborted) {
+    promise.then(late, () => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      promise.then(late, () => {});
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (cause: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(cause);
+      },
+    );
+  });
 }

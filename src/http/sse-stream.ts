@@ -14,6 +14,8 @@ export class SseStream implements EventSink {
   readonly readable: ReadableStream<Uint8Array>;
   private controller: ReadableStreamDefaultController<Uint8Array> | null = null;
   private done = false;
+  /** Stay open after the terminal event, for a `trailer`. */
+  private holding = false;
   private cancelHandlers: Array<() => void> = [];
 
   constructor() {
@@ -33,11 +35,23 @@ export class SseStream implements EventSink {
     this.cancelHandlers.push(handler);
   }
 
-  /** Writes one event; closes the stream after a terminal one. */
+  /** Writes one event; closes the stream after a terminal one (unless `holdOpen` was called). */
   send(event: ServerEvent): void {
     if (this.done || !this.controller) return;
     this.controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
-    if (endsStream(event.type)) this.close();
+    if (endsStream(event.type) && !this.holding) this.close();
+  }
+
+  /** Keeps the stream open after its terminal event: the caller ends it with `trailer` or `close`. */
+  holdOpen(): void {
+    this.holding = true;
+  }
+
+  /** Writes one last event that is not part of the response's stream (no sequence number), and ends. */
+  trailer(event: { type: string } & Record<string, unknown>): void {
+    if (this.done || !this.controller) return;
+    this.controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
+    this.close();
   }
 
   /** Ends the stream (idempotent). */

@@ -7,6 +7,7 @@
  */
 import type { EventSink } from "../engine/event-sink.ts";
 import { LaneScheduler } from "./lanes.ts";
+import type { TimingOptIn } from "./turn-timing.ts";
 
 /** Serialized with `ws.serializeAttachment`; survives hibernation. */
 export interface ConnectionAttachment {
@@ -16,6 +17,8 @@ export interface ConnectionAttachment {
   sessionId: string;
   /** Accept time, ms since the epoch (drives the 60-minute limit). */
   openedAt: number;
+  /** Per-stage timing events the client asked for at the upgrade (turn-timing.ts); absent: none. */
+  timing?: TimingOptIn;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */
@@ -27,6 +30,8 @@ export class Connection {
   readonly closed = new AbortController();
   /** Event sinks of this socket (lanes, resumptions), detached from live responses on close. */
   readonly sinks = new Map<string, EventSink>();
+  /** When this socket's last turn ended (`performance.now()`), for the client's think time. */
+  lastDoneAt: number | null = null;
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {
     this.ws = ws;

@@ -3,8 +3,11 @@
  * path. The Worker owns the routes and parses the requests (src/worker/responses-routes.ts); the
  * session Durable Object checks the tenant and calls one method here per route (RPC). Owns the
  * HTTP framing of engine results:
- * - create: `stream: true` → SSE (a failure before the first event is still a plain HTTP error
- *   with its status); otherwise the terminal Response JSON (a failed response → 500);
+ * - create: `stream: true` → SSE from the moment the turn is accepted (a request Deltagate
+ *   rejects is still a plain HTTP error with its status; an upstream failure after acceptance is
+ *   the stream's `response.failed`); otherwise the terminal Response JSON, or for a response that
+ *   did not complete the error with the upstream's status (a failure before its first event) or
+ *   500;
  * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
  *   delete, input items (cursor paging), cancel.
  * Invariant: only store:true responses that have not expired are visible; everything else is
@@ -12,10 +15,11 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import type { LiveRegistry } from "../engine/live-responses.ts";
+import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
-import type { TurnEngine, TurnScope } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import {
   ApiError,
@@ -27,6 +31,7 @@ import {
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import { newScopeId } from "./scope.ts";
+import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {
@@ -38,6 +43,16 @@ export interface HttpTransportDeps {
   now(): number;
   /** Keeps a background promise alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
+  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  turnLog: boolean;
+}
+
+/** What the Worker knows about a `POST /v1/responses` besides its body. */
+export interface CreateOptions {
+  /** Timing the client asked for (its headers, turn-timing.ts). */
+  timing?: TimingOptIn;
+  /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
+  parseMs?: number;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -67,17 +82,22 @@ export class HttpTransport {
   }
 
   /** `POST /v1/responses`, validated by the Worker. */
-  async create(request: CreateRequest, tenant: string): Promise<Response> {
+  async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };
-    if (request.stream) return this.createStreaming(request, scope, cleanup);
+    // The clock starts when the Worker started reading the body.
+    const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
+    timer.lap("parse");
+    const timed = wantsTiming(options.timing);
+    if (request.stream) return this.createStreaming(request, scope, cleanup, timer, timed);
 
     let terminal: ServerEvent | null = null;
+    let result: TurnResult;
     try {
-      await this.deps.engine.run(
+      result = await this.deps.engine.run(
         request,
         scope,
         {
@@ -86,30 +106,55 @@ export class HttpTransport {
           },
         },
         NEVER_ABORTED,
+        timer,
       );
+    } catch (error) {
+      this.log(request, timer, null, error);
+      throw error;
     } finally {
       cleanup();
     }
+    this.log(request, timer, result.responseId, null);
     const final = terminal as ServerEvent | null;
     if (!final) throw internalError();
-    const response = final.response as { status: string; error: { code?: string; message?: string } | null };
-    if (response.status === "failed" || response.status === "cancelled") {
-      throw new ApiError(500, {
-        type: "server_error",
-        code: response.error?.code ?? "server_error",
-        message: response.error?.message ?? "The response failed.",
+    if (result.failure) {
+      const error = (final.response as { error: { code?: string; message?: string } | null }).error;
+      throw new ApiError(result.failure.status, {
+        type: result.failure.type,
+        code: error?.code ?? "server_error",
+        message: error?.message ?? "The response failed.",
         param: null,
       });
     }
-    return Response.json(final.response);
+    const headers: Record<string, string> = timed ? { "server-timing": serverTiming(timer.stages()) } : {};
+    return Response.json(final.response, { headers });
+  }
+
+  /** The turn's log line (`TURN_LOG`). */
+  private log(request: CreateRequest, timer: TurnTimer, responseId: string | null, error: unknown): void {
+    timer.end();
+    if (!this.deps.turnLog) return;
+    const refused = error instanceof ApiError ? (error.code ?? error.type) : error ? "server_error" : null;
+    logTurn({
+      transport: "http",
+      responseId,
+      model: request.model,
+      store: request.store ?? true,
+      error: refused,
+      stages: timer.stages(),
+    });
   }
 
   private async createStreaming(
     request: CreateRequest,
     scope: TurnScope,
     cleanup: () => void,
+    timer: TurnTimer,
+    timed: boolean,
   ): Promise<Response> {
     const sse = new SseStream();
+    // With timing asked for, the stream ends with a `deltagate.timing` event after the terminal one.
+    if (timed) sse.holdOpen();
     let started!: () => void;
     const firstEvent = new Promise<"started">((resolve) => {
       started = () => resolve("started");
@@ -126,11 +171,25 @@ export class HttpTransport {
       this.deps.live.detachEverywhere(sink);
       if (request.store === false) abort.abort("client gone");
     });
-    const run = this.deps.engine.run(request, scope, sink, abort.signal).finally(cleanup);
-    this.deps.track(run.catch(() => {}));
-    // Wait for the first event, so a request-level failure is still a plain HTTP error status.
+    const run = this.deps.engine.run(request, scope, sink, abort.signal, timer).finally(cleanup);
+    this.deps.track(
+      run.then(
+        ({ responseId }) => {
+          this.log(request, timer, responseId, null);
+          if (timed)
+            sse.trailer({ type: "deltagate.timing", response_id: responseId, stages: timer.stages() });
+        },
+        (error: unknown) => {
+          this.log(request, timer, null, error);
+          sse.close();
+        },
+      ),
+    );
+    // Wait for the first event (`response.created`, sent once the turn is accepted), so a request
+    // Deltagate rejects is still a plain HTTP error status.
     await Promise.race([firstEvent, run]);
-    return sse.response();
+    // Headers leave now: the stages known so far (up to the upstream's first event).
+    return sse.response(timed ? { "server-timing": serverTiming(timer.stages()) } : {});
   }
 
   /** `GET /v1/responses/{id}`: the Response object, or its event stream (resumable). */
@@ -146,7 +205,7 @@ export class HttpTransport {
     }
     const log = this.deps.store.eventLogs.read(id);
     if (!log) throw eventLogUnavailable(id);
-    for (const event of log) if (event.sequence_number > options.startingAfter) sse.send(event);
+    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
     sse.close();
     return sse.response();
   }

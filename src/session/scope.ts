@@ -6,6 +6,11 @@
  * - `http_<random>`: one HTTP request (the scope lives only for that request).
  * Invariant: a scope id is unguessable and names exactly one socket or request; the engine treats
  * it as opaque (src/engine/turn-engine.ts `TurnScope.connId`).
+ * Who may continue a store:false response (`mayContinue`): its own scope always; with a grace
+ * window (`STORE_FALSE_GRACE_MS` > 0) also any other WebSocket of the same tenant (the session
+ * Durable Object has checked the tenant; a reconnecting client must not lose its chain, even
+ * before the old socket's close was noticed). Never an HTTP request: OpenAI's store:false is
+ * never visible over HTTP. With no window (0) only the creating socket, as OpenAI.
  * Source: https://developers.openai.com/api/docs/guides/websocket-mode (store:false state is
  *   connection-local).
  */
@@ -26,4 +31,19 @@ export function scopeKind(id: string): ScopeKind | null {
   if (id.startsWith(PREFIX.socket)) return "socket";
   if (id.startsWith(PREFIX.http)) return "http";
   return null;
+}
+
+/**
+ * Whether scope `caller` may continue a store:false response owned by scope `owner` (both of the
+ * same session, hence of the same tenant).
+ * @param graceMs `STORE_FALSE_GRACE_MS`: 0 keeps store:false state to its own socket.
+ */
+export function mayContinue(owner: string, caller: string, graceMs: number): boolean {
+  if (owner === caller) return true;
+  return sharedWithSockets(owner, graceMs) && scopeKind(caller) === "socket";
+}
+
+/** Whether every WebSocket of the tenant (not only the owner's) may continue what `owner` holds. */
+export function sharedWithSockets(owner: string, graceMs: number): boolean {
+  return graceMs > 0 && scopeKind(owner) === "socket";
 }

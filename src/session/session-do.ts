@@ -5,12 +5,14 @@
  * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), the stages
  * around each turn's upstream (`createTurnPipeline`, src/pipeline/), frames (`WebSocketTransport`),
  * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table),
- * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`).
+ * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`;
+ * warmed when a client connects, kept warm by `ClientPresence`).
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`).
- * Invariants: store:false state lives only as long as the socket (or HTTP request) that created
- * it — it is kept in SQLite so it survives hibernation of a live socket, and deleted when the
- * socket closes or is found gone; no response stays `in_progress` across a restart; the session
- * belongs to one tenant forever.
+ * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
+ * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket, the
+ * grace window `STORE_FALSE_GRACE_MS` after it closed or was found gone (src/store/released-scopes.ts;
+ * the window is enforced on every frame, every export and by the alarm); no response stays
+ * `in_progress` across a restart; the session belongs to one tenant forever.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import { DurableObject } from "cloudflare:workers";
@@ -18,7 +20,8 @@ import { type Config, parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
-import { TurnEngine } from "../engine/turn-engine.ts";
+import { recoverInterrupted } from "../engine/recovery.ts";
+import { TurnEngine, type TurnScope } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
@@ -33,18 +36,41 @@ import { SessionSafety } from "../safety/session-safety.ts";
 import type { ChainRow } from "../safety/verdict-cache.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
+import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { responseOwner } from "../util/ids.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
-import { HttpTransport, type InputItemsPage, type RetrieveOptions } from "./http-transport.ts";
+import {
+  type CreateOptions,
+  HttpTransport,
+  type InputItemsPage,
+  type RetrieveOptions,
+} from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
-import { newScopeId, scopeKind } from "./scope.ts";
+import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "./scope.ts";
+import { timingOptIn, wantsTiming } from "./turn-timing.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 /** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
-/** A store:true response copied between sessions: its record, flattened history and output. */
+/**
+ * The model a client announces on its upgrade: Codex sends its turn metadata, including `model`,
+ * as JSON in `x-codex-turn-metadata` (test/fixtures/codex/upgrade-headers.json). Null when absent
+ * or unreadable.
+ */
+function modelHint(headers: Headers): string | null {
+  const raw = headers.get("x-codex-turn-metadata");
+  if (!raw || raw.length > 8192) return null;
+  try {
+    const model: unknown = (JSON.parse(raw) as { model?: unknown }).model;
+    return typeof model === "string" && model.length > 0 && model.length <= 256 ? model : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A response copied between sessions: its record, flattened history and output. */
 interface ExportedResponse {
   record: ResponseRecord;
   /** history(parent) + the response's own input, oldest first. */
@@ -63,19 +89,33 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
   private readonly safety: SessionSafety;
+  private readonly router: UpstreamRouter;
+  /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
+  private readonly presence: ClientPresence;
+  /** The latest warm-up on connect: settles once its upstream connection is open or failed. */
+  warming: Promise<void> = Promise.resolve();
 
-  /** Runs on every wake: migrates the schema and fails responses an earlier instance left running. */
+  /**
+   * Runs on every wake: migrates the schema and ends the responses an earlier instance left
+   * running (failed, with the output their event log shows was sent: src/engine/recovery.ts).
+   */
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = parseConfig(env);
     this.store = new ConversationStore(ctx.storage);
-    this.store.failInterrupted(Date.now());
-    // No HTTP request survives a restart, so no store:false state of one may either.
+    recoverInterrupted(this.store, Date.now());
+    // No HTTP request survives a restart, so no store:false state of one may either; a socket
+    // that is gone (a deploy ends them all) starts its grace window now.
+    const open = this.openScopes();
     for (const scope of this.store.connectionsWithScopedState()) {
       if (scopeKind(scope) === "http") this.store.deleteConnectionScoped(scope);
+      else if (!open.has(scope)) this.releaseScope(scope);
     }
     this.live = new LiveRegistry(this.config.abandonGraceMs);
-    const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, this.config));
+    this.presence = new ClientPresence(this.openScopes());
+    const adapterDefaults = { ...this.config, presence: this.presence };
+    const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, adapterDefaults));
+    this.router = router;
     const window = new ContextWindow(this.store);
     this.safety = new SessionSafety({
       settings: this.config.safety,
@@ -87,6 +127,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       routeChain: (model) => router.upstreamFor(model),
       window,
       safety: this.safety,
+      redactor: this.config.redactor,
     });
     const engine = new TurnEngine({
       store: this.store,
@@ -94,11 +135,23 @@ export class SessionDurableObject extends DurableObject<Env> {
       upstreamFor: (turn) => pipeline.upstreamFor(turn),
       ownerId: ctx.id.toString(),
       now: Date.now,
+      keepaliveMs: this.config.keepaliveMs,
       live: this.live,
-      importRemote: (id, tenant) => this.importRemote(id, tenant),
+      importRemote: (id, scope) => this.importRemote(id, scope),
+      mayContinue: (owner, scope) => mayContinue(owner, scope.connId, this.config.storeFalseGraceMs),
     });
-    const shared = { engine, store: this.store, live: this.live, now: Date.now };
-    this.ws = new WebSocketTransport({ ...shared, maxConnectionMs: this.config.maxConnectionMs });
+    const shared = {
+      engine,
+      store: this.store,
+      live: this.live,
+      now: Date.now,
+      turnLog: this.config.turnLog,
+    };
+    this.ws = new WebSocketTransport({
+      ...shared,
+      maxConnectionMs: this.config.maxConnectionMs,
+      redactor: this.config.redactor,
+    });
     this.http = new HttpTransport({
       ...shared,
       retentionMs: this.config.retentionMs,
@@ -115,7 +168,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     const tenant = request.headers.get(TENANT_HEADER);
     const sessionId = request.headers.get(SESSION_HEADER);
     if (!tenant || !sessionId || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-      return errorResponse(invalidRequest("Missing session routing headers."));
+      return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
     return this.serve(
       tenant,
@@ -125,14 +178,23 @@ export class SessionDurableObject extends DurableObject<Env> {
         const { 0: client, 1: server } = new WebSocketPair();
         const connId = newScopeId("socket");
         this.ctx.acceptWebSocket(server, [connId]);
-        this.connections.add(server, { connId, tenant, sessionId, openedAt: Date.now() });
+        const timing = timingOptIn(request.headers, request.url);
+        this.connections.add(server, {
+          connId,
+          tenant,
+          sessionId,
+          openedAt: Date.now(),
+          ...(wantsTiming(timing) ? { timing } : {}),
+        });
+        this.presence.opened(connId);
+        this.warmUpstream(modelHint(request.headers));
         return new Response(null, { status: 101, webSocket: client });
       },
     );
   }
 
   /** RPC, `POST /v1/responses` (validated by the Worker): runs a turn. */
-  createResponse(tenant: string, request: CreateRequest): Promise<Response> {
+  createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     return this.serve(
       tenant,
@@ -140,7 +202,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       // Routed here by another tenant's previous_response_id: not found, as any foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
-      () => this.http.create(request, tenant),
+      () => this.http.create(request, tenant, options),
     );
   }
 
@@ -188,10 +250,12 @@ export class SessionDurableObject extends DurableObject<Env> {
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const conn = this.connections.get(ws);
     if (!conn) return;
+    this.purgeScopes(); // a late alarm must not stretch the store:false window
+    this.presence.active();
     this.ws.onMessage(conn, message, (run) => this.ctx.waitUntil(run));
   }
 
-  /** Hibernation handler: the client closed; its store:false state goes with it. */
+  /** Hibernation handler: the client closed; its store:false state starts its grace window. */
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     this.release(ws);
     try {
@@ -199,49 +263,54 @@ export class SessionDurableObject extends DurableObject<Env> {
     } catch {
       // already closed (the runtime auto-replies to Close frames)
     }
+    await this.scheduleAlarm(); // the end of its grace window
   }
 
   /** Hibernation handler: the socket failed; treated as a close. */
   override async webSocketError(ws: WebSocket): Promise<void> {
     this.release(ws);
+    await this.scheduleAlarm();
   }
 
   /**
    * Alarm: closes sockets past the connection lifetime with `websocket_connection_limit_reached`,
-   * drops store:false state whose socket vanished without a close event, expires store:true
-   * responses past the retention period, and re-arms itself for the next deadline.
+   * starts the grace window of store:false state whose socket vanished without a close event,
+   * purges store:false state whose window ended, expires store:true responses past the retention
+   * period, and re-arms itself for the next deadline.
    */
   override async alarm(): Promise<void> {
     for (const ws of this.ctx.getWebSockets()) {
       const conn = this.connections.get(ws);
       if (conn && this.ws.expired(conn)) this.ws.closeForLifetime(conn);
     }
-    const live = new Set(
-      this.ctx
-        .getWebSockets()
-        .filter((ws) => ws.readyState === WebSocket.OPEN)
-        .map((ws) => attachmentOf(ws)?.connId),
-    );
+    const live = this.openScopes();
     for (const connId of this.store.connectionsWithScopedState()) {
       // HTTP scopes are deleted by their request; only sockets can vanish without notice.
       if (scopeKind(connId) === "socket" && !live.has(connId)) {
-        this.store.deleteConnectionScoped(connId);
+        this.presence.closed(connId);
+        this.releaseScope(connId);
       }
     }
+    this.purgeScopes();
     this.store.expireBefore(Date.now() - this.config.retentionMs);
     await this.scheduleAlarm();
   }
 
   /**
-   * RPC: exports a store:true response of `tenant` for another session of the same tenant.
+   * RPC: exports a response of `tenant` for another session of the same tenant: a store:true
+   * one, or, when `toSocket` (the importer continues it from a WebSocket), a store:false one that
+   * a socket of the tenant may still continue (`mayContinue`, within the grace window).
    * @returns the `ExportedResponse` as JSON text (RPC's structural types recurse too deeply on
-   *   JSON values), or null when the response is unknown, not stored, running, expired or another
+   *   JSON values), or null when the response is unknown, not visible, running, expired or another
    *   tenant's.
    */
-  async exportResponse(id: string, tenant: string): Promise<string | null> {
+  async exportResponse(id: string, tenant: string, toSocket = false): Promise<string | null> {
     if (!this.admits(tenant, "read")) return null;
+    this.purgeScopes();
     const record = this.store.get(id);
-    if (!record?.store || record.createdAt < Date.now() - this.config.retentionMs) return null;
+    if (!record) return null;
+    if (record.store ? record.createdAt < Date.now() - this.config.retentionMs : !toSocket) return null;
+    if (record.connId && !sharedWithSockets(record.connId, this.config.storeFalseGraceMs)) return null;
     if (record.status === "in_progress" || record.status === "queued") return null;
     const history = record.parentId ? this.store.history(record.parentId) : [];
     const exported: ExportedResponse = {
@@ -253,21 +322,26 @@ export class SessionDurableObject extends DurableObject<Env> {
     return JSON.stringify(exported);
   }
 
-  /** Imports a response from the session Durable Object that owns it (see `exportResponse`). */
-  private async importRemote(id: string, tenant: string): Promise<boolean> {
+  /**
+   * Imports a response from the session Durable Object that owns it (see `exportResponse`); an
+   * imported store:false response stays store:false here, owned by the importing socket's scope.
+   */
+  private async importRemote(id: string, scope: TurnScope): Promise<boolean> {
     const owner = responseOwner(id);
     if (!owner || owner === this.ctx.id.toString()) return false;
     let exported: ExportedResponse | null;
     try {
       const stub = this.env.SESSIONS.get(this.env.SESSIONS.idFromString(owner));
-      const text: string | null = await stub.exportResponse(id, tenant);
+      const toSocket = scopeKind(scope.connId) === "socket";
+      const text: string | null = await stub.exportResponse(id, scope.tenant, toSocket);
       exported = text === null ? null : (JSON.parse(text) as ExportedResponse);
     } catch {
       return false; // not an id of this namespace, or the owner is unreachable: treat as not found
     }
     if (!exported || this.store.get(id)) return this.store.get(id) !== null;
     const { record, input, output } = exported;
-    this.store.create({ ...record, parentId: null, connId: null, status: "in_progress" }, input);
+    const connId = record.store ? null : scope.connId;
+    this.store.create({ ...record, parentId: null, connId, status: "in_progress" }, input);
     this.store.finish(
       id,
       {
@@ -309,7 +383,8 @@ export class SessionDurableObject extends DurableObject<Env> {
       if (!this.admits(tenant, access)) throw denied();
       return await handler();
     } catch (cause) {
-      return errorResponse(asApiError(cause, "session request failed"));
+      const { redactor } = this.config;
+      return errorResponse(asApiError(cause, "session request failed", redactor), redactor);
     } finally {
       await this.scheduleAlarm();
     }
@@ -319,10 +394,56 @@ export class SessionDurableObject extends DurableObject<Env> {
     const conn = this.connections.remove(ws);
     for (const sink of conn?.sinks.values() ?? []) this.live.detachEverywhere(sink);
     const connId = conn?.attachment.connId ?? attachmentOf(ws)?.connId;
-    if (connId) this.store.deleteConnectionScoped(connId);
+    if (!connId) return;
+    this.presence.closed(connId);
+    this.releaseScope(connId);
   }
 
-  /** Arms the alarm for the earliest deadline: a connection lifetime or a retention expiry. */
+  /**
+   * A socket scope is closed: its store:false state starts its grace window, or, with no window,
+   * is deleted now.
+   */
+  private releaseScope(connId: string): void {
+    if (this.config.storeFalseGraceMs === 0) this.store.deleteConnectionScoped(connId);
+    else this.store.scopes.release(connId, Date.now());
+  }
+
+  /**
+   * Opens the upstream connection of the session's likely route — the model the client announced
+   * (`hint`), else the model of the session's latest turn, else the first advertised model
+   * (`MODELS`) — so the first turn pays no connection setup. Only adapters with a connection of
+   * their own do anything (Responses WebSocket mode).
+   */
+  private warmUpstream(hint: string | null): void {
+    const model = hint ?? this.store.lastModel() ?? this.config.models[0];
+    if (!model) return;
+    try {
+      this.warming = this.router.upstreamFor(model).preconnect?.() ?? Promise.resolve();
+    } catch {
+      return; // the model has no route: its first turn will say so
+    }
+    this.ctx.waitUntil(this.warming);
+  }
+
+  /** Deletes the store:false state whose grace window has ended. */
+  private purgeScopes(): void {
+    this.store.scopes.purge(Date.now() - this.config.storeFalseGraceMs);
+  }
+
+  /** The scope ids of this session's open sockets. */
+  private openScopes(): Set<string> {
+    const open = new Set<string>();
+    for (const ws of this.ctx.getWebSockets()) {
+      const connId = attachmentOf(ws)?.connId;
+      if (connId && ws.readyState === WebSocket.OPEN) open.add(connId);
+    }
+    return open;
+  }
+
+  /**
+   * Arms the alarm for the earliest deadline: a connection lifetime, the end of a store:false
+   * grace window, or a retention expiry.
+   */
   private async scheduleAlarm(): Promise<void> {
     let earliest = Number.POSITIVE_INFINITY;
     for (const ws of this.ctx.getWebSockets()) {
@@ -333,6 +454,8 @@ export class SessionDurableObject extends DurableObject<Env> {
     }
     const oldest = this.store.oldestStored();
     if (oldest !== null) earliest = Math.min(earliest, oldest + this.config.retentionMs);
+    const released = this.store.scopes.earliest();
+    if (released !== null) earliest = Math.min(earliest, released + this.config.storeFalseGraceMs);
     if (earliest === Number.POSITIVE_INFINITY) return;
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > earliest) await this.ctx.storage.setAlarm(earliest);

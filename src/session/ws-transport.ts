@@ -2,21 +2,33 @@
  * The WebSocket transport of a session: turns client frames into engine calls and engine events
  * into frames (https://developers.openai.com/api/docs/guides/websocket-mode). Owns the per-frame contract:
  * - every frame is parsed and validated; a bad frame gets an `error` event with `status` and the
- *   socket stays open (nothing is stored for it);
+ *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
+ *   (413 `request_too_large`) before it is parsed;
+ * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
+ *   which they get 429 `websocket_queue_full`;
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import type { LiveRegistry } from "../engine/live-responses.ts";
+import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import { connectionLimitReached, eventLogUnavailable, responseNotFound } from "../protocol/errors.ts";
+import {
+  type ApiError,
+  connectionLimitReached,
+  eventLogUnavailable,
+  responseNotFound,
+} from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
+import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size-limits.ts";
+import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import { logTurn, timingFrames } from "./turn-timing.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -66,7 +78,11 @@ export interface WebSocketTransportDeps {
   live: LiveRegistry;
   /** Connection lifetime in ms (60 minutes by default, as OpenAI). */
   maxConnectionMs: number;
+  /** The environment's secrets, redacted from every `error` event (src/secrets/redactor.ts). */
+  redactor: SecretRedactor;
   now(): number;
+  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  turnLog: boolean;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -75,14 +91,18 @@ export class WebSocketTransport {
   private readonly store: ConversationStore;
   private readonly live: LiveRegistry;
   private readonly maxConnectionMs: number;
+  private readonly redactor: SecretRedactor;
   private readonly now: () => number;
+  private readonly turnLog: boolean;
 
   constructor(deps: WebSocketTransportDeps) {
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
     this.maxConnectionMs = deps.maxConnectionMs;
+    this.redactor = deps.redactor;
     this.now = deps.now;
+    this.turnLog = deps.turnLog;
   }
 
   /**
@@ -90,20 +110,29 @@ export class WebSocketTransport {
    * and the returned promise of that run is handed to `track` (e.g. `ctx.waitUntil`).
    */
   onMessage(conn: Connection, frame: string | ArrayBuffer, track: (p: Promise<unknown>) => void): void {
+    const timer = new TurnTimer();
     if (this.expired(conn)) {
       this.closeForLifetime(conn);
+      return;
+    }
+    // Measured before parsing, so an oversized frame costs no parse (src/protocol/size-limits.ts).
+    const bytes = typeof frame === "string" ? utf8Length(frame) : frame.byteLength;
+    if (bytes > MAX_REQUEST_BYTES) {
+      this.sendError(conn, requestTooLarge(), null);
       return;
     }
     let event: ReturnType<typeof parseClientFrame>;
     try {
       event = parseClientFrame(frame);
     } catch (error) {
-      sendFrame(conn.ws, errorEvent(asApiError(error, "frame rejected"), streamIdOf(frame)));
+      this.sendError(conn, asApiError(error, "frame rejected", this.redactor), streamIdOf(frame));
       return;
     }
     switch (event.type) {
       case "response.create":
-        this.create(conn, event.request, track);
+        timer.lap("parse");
+        if (conn.lastDoneAt !== null) timer.add("think", timer.clock() - conn.lastDoneAt);
+        this.create(conn, event.request, bytes, track, timer);
         return;
       case "response.steer":
         sendFrame(conn.ws, {
@@ -135,48 +164,95 @@ export class WebSocketTransport {
     const sink = laneSink(conn, streamId);
     const record = this.store.get(responseId);
     if (!record || (record.connId !== null && record.connId !== conn.attachment.connId)) {
-      sendFrame(conn.ws, errorEvent(responseNotFound(responseId), streamId));
+      this.sendError(conn, responseNotFound(responseId), streamId);
       return;
     }
     const live = this.live.get(responseId);
     if (live) {
       if (!live.subscribe(sink, startingAfter))
-        sendFrame(conn.ws, errorEvent(eventLogUnavailable(responseId), streamId));
+        this.sendError(conn, eventLogUnavailable(responseId), streamId);
       return;
     }
     const log = this.store.eventLogs.read(responseId);
     if (!log) {
-      sendFrame(conn.ws, errorEvent(eventLogUnavailable(responseId), streamId));
+      this.sendError(conn, eventLogUnavailable(responseId), streamId);
       return;
     }
-    for (const event of log) if (event.sequence_number > startingAfter) sink.send(event);
+    for (const event of loggedEventsAfter(log, startingAfter)) sink.send(event);
   }
 
-  private create(conn: Connection, request: CreateRequest, track: (p: Promise<unknown>) => void): void {
+  private create(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+  ): void {
     const streamId = request.stream_id;
-    const rejected = conn.lanes.admit(streamId);
+    const rejected = conn.lanes.admit(streamId, bytes);
     if (rejected) {
-      sendFrame(conn.ws, errorEvent(rejected, streamId));
+      this.sendError(conn, rejected, streamId);
       return;
     }
-    conn.lanes.enqueue(streamId, () => {
-      // A create still queued when its socket closed was never started (no response.created):
-      // drop it rather than generate a response nobody asked to keep waiting for.
-      if (conn.closed.signal.aborted) return Promise.resolve();
-      const run = this.engine
-        .run(
-          request,
-          { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
-          laneSink(conn, streamId),
-          this.signalFor(conn, request),
-        )
-        .catch((error: unknown) => {
-          if (conn.closed.signal.aborted) return;
-          sendFrame(conn.ws, errorEvent(asApiError(error, "turn failed"), streamId));
-        });
-      track(run);
-      return run;
-    });
+    conn.lanes.enqueue(
+      streamId,
+      () => {
+        // A create still queued when its socket closed was never started (no response.created):
+        // drop it rather than generate a response nobody asked to keep waiting for.
+        if (conn.closed.signal.aborted) return Promise.resolve();
+        timer.lap("queue");
+        const run = this.engine
+          .run(
+            request,
+            { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
+            laneSink(conn, streamId),
+            this.signalFor(conn, request),
+            timer,
+          )
+          .then(
+            ({ responseId }) => this.reportTiming(conn, request, timer, responseId, null),
+            (error: unknown) => {
+              const apiError = asApiError(error, "turn failed", this.redactor);
+              if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
+              this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
+            },
+          );
+        track(run);
+        return run;
+      },
+      bytes,
+    );
+  }
+
+  /**
+   * After a turn: its timing frames to a socket that asked for them (after the terminal event),
+   * its log line, and the start of the client's think time.
+   */
+  private reportTiming(
+    conn: Connection,
+    request: CreateRequest,
+    timer: TurnTimer,
+    responseId: string | null,
+    error: string | null,
+  ): void {
+    timer.end();
+    const stages = timer.stages();
+    conn.lastDoneAt = timer.clock();
+    const optIn = attachmentOf(conn.ws)?.timing ?? conn.attachment.timing;
+    if (optIn && responseId && !conn.closed.signal.aborted) {
+      for (const frame of timingFrames(optIn, responseId, stages, request.stream_id))
+        sendFrame(conn.ws, frame);
+    }
+    if (this.turnLog) {
+      logTurn({
+        transport: "websocket",
+        responseId,
+        model: request.model,
+        store: request.store ?? true,
+        error,
+        stages,
+      });
+    }
   }
 
   /**
@@ -186,6 +262,11 @@ export class WebSocketTransport {
    */
   private signalFor(conn: Connection, request: CreateRequest): AbortSignal {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
+  }
+
+  /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
+  private sendError(conn: Connection, error: ApiError, streamId: string | null | undefined): void {
+    sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));
   }
 
   /** True when the connection outlived `maxConnectionMs`. */
@@ -198,7 +279,7 @@ export class WebSocketTransport {
   /** Sends `websocket_connection_limit_reached` and closes the socket (1000). */
   closeForLifetime(conn: Connection): void {
     const minutes = Math.round(this.maxConnectionMs / 60_000);
-    sendFrame(conn.ws, errorEvent(connectionLimitReached(minutes)));
+    this.sendError(conn, connectionLimitReached(minutes), null);
     try {
       conn.ws.close(1000, "connection lifetime limit reached");
     } catch {

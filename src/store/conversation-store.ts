@@ -4,8 +4,11 @@
  * Invariants:
  * - a response's items are written in the same synchronous transaction as its status change, so a
  *   reader never sees a completed response without its output;
- * - `store:false` responses carry the owning connection id and are deleted when it closes;
+ * - `store:false` responses carry the owning connection id and are deleted when it closes, or
+ *   when the grace window after its close ends (released-scopes.ts);
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
+ * - an item's JSON or a response's settings too long for one row is stored in pieces
+ *   (large-values.ts), written and deleted in the same transaction as its row.
  * - every method that deletes or re-parents responses bumps `historyEpoch` (in-memory history
  *   caches depend on it); `items.tokens` caches an item's token count (counted by src/context and
  *   handed in by the caller), never its data.
@@ -16,7 +19,9 @@ import type { StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
+import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
+import { ReleasedScopes } from "./released-scopes.ts";
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
@@ -49,6 +54,7 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   status: string;
   model: string;
   settings: string;
+  settings_pieces: number;
   usage: string | null;
   error: string | null;
   incomplete_details: string | null;
@@ -64,7 +70,8 @@ function parseJson(text: string | null): Json | null {
   return text === null ? null : (JSON.parse(text) as Json);
 }
 
-function decode(row: ResponseRow): ResponseRecord {
+/** A response row, decoded; `settings` is the settings' JSON (read from its pieces if need be). */
+function decode(row: ResponseRow, settings: string): ResponseRecord {
   return {
     id: row.id,
     parentId: row.parent_id,
@@ -72,7 +79,7 @@ function decode(row: ResponseRow): ResponseRecord {
     store: row.store === 1,
     status: row.status as ResponseStatus,
     model: row.model,
-    settings: JSON.parse(row.settings) as Record<string, Json>,
+    settings: JSON.parse(settings) as Record<string, Json>,
     usage: parseJson(row.usage),
     error: parseJson(row.error),
     incompleteDetails: parseJson(row.incomplete_details),
@@ -119,18 +126,19 @@ interface ItemRowData extends Record<string, SqlStorageValue> {
   kind: number;
   position: number;
   data: string;
+  pieces: number;
   tokens: number | null;
   bytes: number;
 }
 
-function decodeItemRow(row: ItemRowData): ItemRow {
+function decodeItemRow(row: ItemRowData, value: StoredValue): ItemRow {
   return {
     responseId: row.response_id,
     kind: row.kind === INPUT ? "input" : "output",
     position: row.position,
-    item: JSON.parse(row.data) as StoredItem,
+    item: JSON.parse(value.text) as StoredItem,
     tokens: row.tokens,
-    bytes: row.bytes,
+    bytes: value.bytes,
   };
 }
 
@@ -140,6 +148,10 @@ export class ConversationStore {
   private readonly sql: SqlStorage;
   /** Persisted event logs (resumable streams). */
   readonly eventLogs: EventLogStore;
+  /** Pieces of items and settings too long for one row. */
+  private readonly large: LargeValueStore;
+  /** The grace window of closed sockets' store:false state (released-scopes.ts). */
+  readonly scopes: ReleasedScopes;
   /** Bumped by every method that deletes or re-parents responses (see `historyEpoch`). */
   private epoch = 0;
 
@@ -149,12 +161,25 @@ export class ConversationStore {
     this.sql = storage.sql;
     migrate(storage);
     this.eventLogs = new EventLogStore(storage.sql);
+    this.large = new LargeValueStore(storage.sql);
+    this.scopes = new ReleasedScopes(storage, () => {
+      this.epoch++;
+    });
   }
 
   /** The response with this id, or null. */
   get(id: string): ResponseRecord | null {
     const row = this.sql.exec<ResponseRow>("SELECT * FROM responses WHERE id = ?", id).toArray()[0];
-    return row ? decode(row) : null;
+    return row ? this.decodeRow(row) : null;
+  }
+
+  /** A response row decoded, its settings read back from their pieces when they were split. */
+  private decodeRow(row: ResponseRow): ResponseRecord {
+    const settings =
+      row.settings_pieces > 0
+        ? this.large.read({ responseId: row.id, kind: SETTINGS_KIND, position: 0 }).text
+        : row.settings;
+    return decode(row, settings);
   }
 
   /**
@@ -169,16 +194,22 @@ export class ConversationStore {
     tokens: readonly (number | null)[] = [],
   ): void {
     this.storage.transactionSync(() => {
+      const settings = this.large.write(
+        { responseId: record.id, kind: SETTINGS_KIND, position: 0 },
+        JSON.stringify(record.settings),
+      );
       this.sql.exec(
-        `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, usage, error,
-           incomplete_details, created_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, settings_pieces,
+           usage, error, incomplete_details, created_at, completed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         record.id,
         record.parentId,
         record.connId,
         record.store ? 1 : 0,
         record.status,
         record.model,
-        JSON.stringify(record.settings),
+        settings.inline,
+        settings.pieces,
         record.usage === null ? null : JSON.stringify(record.usage),
         record.error === null ? null : JSON.stringify(record.error),
         record.incompleteDetails === null ? null : JSON.stringify(record.incompleteDetails),
@@ -190,14 +221,17 @@ export class ConversationStore {
   }
 
   /**
-   * Writes a response's output items, terminal status and (store:true) event log atomically.
-   * Does nothing when the response no longer exists (its store:false socket closed meanwhile).
+   * Writes a response's output items, terminal status and (store:true) the end of its event log
+   * atomically.
+   * Does nothing when the response no longer exists (its store:false socket closed meanwhile, or it
+   * was deleted).
+   * @param logTail the events not logged yet, ending with the terminal event (null: no log).
    */
-  finish(id: string, outcome: ResponseOutcome, log: readonly ServerEvent[] | null): void {
+  finish(id: string, outcome: ResponseOutcome, logTail: readonly ServerEvent[] | null): void {
     this.storage.transactionSync(() => {
-      if (this.sql.exec("SELECT 1 FROM responses WHERE id = ?", id).toArray().length === 0) return;
+      if (!this.exists(id)) return;
       this.insertItems(id, OUTPUT, outcome.output);
-      if (log) this.eventLogs.write(id, log);
+      if (logTail) this.eventLogs.append(id, logTail);
       this.sql.exec(
         `UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ?,
            moderation = ? WHERE id = ?`,
@@ -212,6 +246,20 @@ export class ConversationStore {
     });
   }
 
+  /**
+   * Appends events a running response has sent to its event log (src/store/event-log-store.ts).
+   * Does nothing when the response no longer exists (deleted while it ran).
+   */
+  appendEventLog(id: string, events: readonly ServerEvent[]): void {
+    this.storage.transactionSync(() => {
+      if (this.exists(id)) this.eventLogs.append(id, events);
+    });
+  }
+
+  private exists(id: string): boolean {
+    return this.sql.exec("SELECT 1 FROM responses WHERE id = ?", id).toArray().length > 0;
+  }
+
   private insertItems(
     responseId: string,
     kind: number,
@@ -219,14 +267,16 @@ export class ConversationStore {
     tokens: readonly (number | null)[] = [],
   ): void {
     items.forEach((item, position) => {
+      const data = this.large.write({ responseId, kind, position }, JSON.stringify(item));
       this.sql.exec(
-        "INSERT INTO items (response_id, kind, position, id, type, data, tokens) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO items (response_id, kind, position, id, type, data, pieces, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         responseId,
         kind,
         position,
         item.id,
         item.type,
-        JSON.stringify(item),
+        data.inline,
+        data.pieces,
         tokens[position] ?? null, // counted by src/context before the insert, else null (counted later)
       );
     });
@@ -238,31 +288,12 @@ export class ConversationStore {
    * history(R) = history(parent(R)) + input(R) + output(R), oldest first. One recursive query.
    */
   history(responseId: string): StoredItem[] {
-    return this.sql
-      .exec<{ data: string }>(
-        `WITH RECURSIVE chain(id, parent_id, depth) AS (
-           SELECT id, parent_id, 0 FROM responses WHERE id = ?
-           UNION ALL
-           SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
-         )
-         SELECT items.data AS data FROM chain JOIN items ON items.response_id = chain.id
-         ORDER BY chain.depth DESC, items.kind ASC, items.position ASC`,
-        responseId,
-      )
-      .toArray()
-      .map((row) => JSON.parse(row.data) as StoredItem);
+    return this.historyRows(responseId).map((row) => row.item);
   }
 
   /** The input (kind 0) or output (kind 1) items of one response, in order. */
   items(responseId: string, which: "input" | "output"): StoredItem[] {
-    return this.sql
-      .exec<{ data: string }>(
-        "SELECT data FROM items WHERE response_id = ? AND kind = ? ORDER BY position",
-        responseId,
-        which === "input" ? INPUT : OUTPUT,
-      )
-      .toArray()
-      .map((row) => JSON.parse(row.data) as StoredItem);
+    return this.itemRows(responseId, which === "input" ? INPUT : OUTPUT).map((row) => row.item);
   }
 
   /**
@@ -287,27 +318,41 @@ export class ConversationStore {
            UNION ALL
            SELECT r.id, r.parent_id, chain.depth + 1 FROM responses r JOIN chain ON r.id = chain.parent_id
          )
-         SELECT items.response_id, items.kind, items.position, items.data, items.tokens,
+         SELECT items.response_id, items.kind, items.position, items.data, items.pieces, items.tokens,
            length(CAST(items.data AS BLOB)) AS bytes
          FROM chain JOIN items ON items.response_id = chain.id
          ORDER BY chain.depth DESC, items.kind ASC, items.position ASC`,
         responseId,
       )
       .toArray()
-      .map(decodeItemRow);
+      .map((row) => this.decodeItem(row));
   }
 
   /** The output items of one response as rows with keys and cached token counts, in order. */
   outputRows(responseId: string): ItemRow[] {
+    return this.itemRows(responseId, OUTPUT);
+  }
+
+  /** The input or output item rows of one response, in order. */
+  private itemRows(responseId: string, kind: number): ItemRow[] {
     return this.sql
       .exec<ItemRowData>(
-        `SELECT response_id, kind, position, data, tokens, length(CAST(data AS BLOB)) AS bytes
+        `SELECT response_id, kind, position, data, pieces, tokens, length(CAST(data AS BLOB)) AS bytes
          FROM items WHERE response_id = ? AND kind = ? ORDER BY position`,
         responseId,
-        OUTPUT,
+        kind,
       )
       .toArray()
-      .map(decodeItemRow);
+      .map((row) => this.decodeItem(row));
+  }
+
+  /** An item row with its JSON (joined from its pieces when it has some). */
+  private decodeItem(row: ItemRowData): ItemRow {
+    const value =
+      row.pieces > 0
+        ? this.large.read({ responseId: row.response_id, kind: row.kind, position: row.position })
+        : { text: row.data, bytes: row.bytes };
+    return decodeItemRow(row, value);
   }
 
   /** Stores token counts of existing item rows (one transaction; missing rows are ignored). */
@@ -339,6 +384,7 @@ export class ConversationStore {
     this.storage.transactionSync(() => {
       this.sql.exec("UPDATE responses SET parent_id = NULL WHERE parent_id = ?", id);
       this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
+      this.large.deleteResponse(id);
       this.eventLogs.delete([id]);
       this.sql.exec("DELETE FROM responses WHERE id = ?", id);
     });
@@ -360,6 +406,7 @@ export class ConversationStore {
     this.storage.transactionSync(() => {
       for (const id of ids) {
         this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
+        this.large.deleteResponse(id);
         this.sql.exec("DELETE FROM responses WHERE id = ?", id);
       }
       this.eventLogs.delete(ids);
@@ -368,6 +415,15 @@ export class ConversationStore {
       );
     });
     return ids.length;
+  }
+
+  /** The model of the session's latest response, or null before the first. */
+  lastModel(): string | null {
+    return (
+      this.sql
+        .exec<{ model: string }>("SELECT model FROM responses ORDER BY created_at DESC LIMIT 1")
+        .toArray()[0]?.model ?? null
+    );
   }
 
   /** Creation time (ms) of the oldest store:true response, or null when there is none. */
@@ -396,6 +452,7 @@ export class ConversationStore {
         "DELETE FROM items WHERE response_id IN (SELECT id FROM responses WHERE conn_id = ?)",
         connId,
       );
+      this.large.deleteConnection(connId);
       deleted = this.sql.exec("DELETE FROM responses WHERE conn_id = ?", connId).rowsWritten;
     });
     return deleted;
@@ -410,19 +467,14 @@ export class ConversationStore {
   }
 
   /**
-   * Marks responses left `in_progress` by an earlier instance (evicted or restarted mid-turn) as
-   * failed, so no response stays in progress forever. Called on wake, before any turn runs.
-   * @returns how many were marked.
+   * Responses left `queued` / `in_progress` by an earlier instance (restarted, evicted or
+   * redeployed mid-turn). Read on wake, before any turn runs, so each can be ended
+   * (src/engine/recovery.ts) and none stays in progress forever.
    */
-  failInterrupted(now: number): number {
-    return this.sql.exec(
-      `UPDATE responses SET status = 'failed', completed_at = ?, error = ?
-       WHERE status IN ('queued', 'in_progress')`,
-      now,
-      JSON.stringify({
-        code: "server_error",
-        message: "The session was restarted before this response finished.",
-      }),
-    ).rowsWritten;
+  interrupted(): ResponseRecord[] {
+    return this.sql
+      .exec<ResponseRow>("SELECT * FROM responses WHERE status IN ('queued', 'in_progress')")
+      .toArray()
+      .map((row) => this.decodeRow(row));
   }
 }

@@ -1,8 +1,12 @@
 /**
  * Persisted event logs of store:true responses (migration 0003). Owns chunking: a log is a JSON
  * array of events split into chunks of at most `CHUNK_BYTES`, so no row nears SQLite's 2 MB limit.
- * Invariant: a response's log is written in the same transaction as its terminal state (the caller
- * runs `write` inside `transactionSync`), so a completed response always has its full log or none.
+ * A log grows by appending chunks: a response streams its events to the client first and appends
+ * them here in batches after they were sent (src/engine/turn-emitter.ts), and the last batch with
+ * the terminal event goes in the transaction that finishes the response.
+ * Invariant: a log is the response's events in `sequence_number` order from 0, with no gap (each
+ * append continues where the previous one ended); a finished response's log ends with its
+ * terminal event.
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
 
@@ -17,11 +21,18 @@ export class EventLogStore {
     this.sql = sql;
   }
 
-  /** Writes a response's whole log (call inside the transaction that finishes the response). */
-  write(responseId: string, events: readonly ServerEvent[]): void {
+  /**
+   * Appends events after the response's last logged chunk (one row per `CHUNK_BYTES` of JSON).
+   * Cost: one indexed read and the rows written, whatever the log's length so far.
+   */
+  append(responseId: string, events: readonly ServerEvent[]): void {
+    if (events.length === 0) return;
+    const last = this.sql
+      .exec<{ n: number | null }>("SELECT MAX(chunk) AS n FROM event_logs WHERE response_id = ?", responseId)
+      .one().n;
+    let index = last === null ? 0 : last + 1;
     let chunk: string[] = [];
     let size = 0;
-    let index = 0;
     const flush = () => {
       if (chunk.length === 0) return;
       this.sql.exec(

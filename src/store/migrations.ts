@@ -8,7 +8,9 @@
 import v1 from "../../migrations/0001_conversation_state.sql";
 import v2 from "../../migrations/0002_item_tokens.sql";
 import v3 from "../../migrations/0003_event_logs.sql";
-import v4 from "../../migrations/0004_safety.sql";
+import v4 from "../../migrations/0004_large_values.sql";
+import v5 from "../../migrations/0005_released_scopes.sql";
+import v6 from "../../migrations/0006_safety.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -22,6 +24,8 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 2, sql: v2 },
   { version: 3, sql: v3 },
   { version: 4, sql: v4 },
+  { version: 5, sql: v5 },
+  { version: 6, sql: v6 },
 ];
 
 /**

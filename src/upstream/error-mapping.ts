@@ -1,8 +1,11 @@
 /**
- * Mapping of upstream failures to client-safe `UpstreamError`s, shared by every adapter (Responses
- * HTTP, Responses WebSocket, Chat Completions). Owns the status mapping (401/403 → 502
- * `upstream_auth_failed`, 429 kept with its `Retry-After`, 5xx kept, other 4xx kept) and redaction.
- * Invariant: no message that leaves this module contains anything shaped like a credential.
+ * Mapping of upstream failures to `UpstreamError`s, shared by every adapter (Responses HTTP,
+ * Responses WebSocket, Chat Completions). Owns the status mapping (401/403 → 502
+ * `upstream_auth_failed` with a fixed message, never the upstream's text; 429 kept with its
+ * `Retry-After`; 5xx kept; other 4xx kept).
+ * Messages other than the 401/403 one are the upstream's own text: every one of them is redacted
+ * (configured secrets by value, known key shapes) and capped by the redaction stage
+ * (src/pipeline/redaction-stage.ts), the one path an upstream's errors take to the engine.
  * Source: https://platform.openai.com/docs/guides/error-codes
  */
 import { z } from "zod";
@@ -16,14 +19,6 @@ const errorEnvelope = z.looseObject({
 });
 
 /**
- * Redacts anything that looks like a bearer token from an upstream message and caps it at 500
- * characters.
- */
-export function redact(message: string): string {
-  return message.replace(/\b(sk|key|dg)[-_][A-Za-z0-9_-]{6,}/g, "[redacted]").slice(0, 500);
-}
-
-/**
  * Maps a failure while reading an upstream stream: `UpstreamError`s and aborts pass through,
  * anything else (network loss, decoder errors) becomes a 502 "lost mid-stream" `UpstreamError`.
  */
@@ -33,8 +28,8 @@ export function asUpstreamError(cause: unknown, signal: AbortSignal): unknown {
 }
 
 /**
- * Maps a non-2xx (or bodiless) upstream HTTP response to a client-safe `UpstreamError`; the
- * OpenAI error envelope's message/code/param are kept (the message redacted).
+ * Maps a non-2xx (or bodiless) upstream HTTP response to an `UpstreamError`; the OpenAI error
+ * envelope's message/code/param are kept (the redaction stage redacts them).
  */
 export async function failureOf(response: Response): Promise<UpstreamError> {
   const text = await response.text().catch(() => "");
@@ -44,7 +39,7 @@ export async function failureOf(response: Response): Promise<UpstreamError> {
   try {
     const parsed = errorEnvelope.safeParse(JSON.parse(text));
     if (parsed.success && parsed.data.error) {
-      if (parsed.data.error.message) message = redact(parsed.data.error.message);
+      if (parsed.data.error.message) message = parsed.data.error.message;
       code = parsed.data.error.code ?? null;
       param = parsed.data.error.param ?? null;
     }
@@ -56,7 +51,7 @@ export async function failureOf(response: Response): Promise<UpstreamError> {
 
 /**
  * The `UpstreamError` for an upstream failure status (an HTTP status, or the `status` of a
- * WebSocket error frame). `message` must already be redacted; `retryAfter` (ms, from
+ * WebSocket error frame). `message` is dropped for 401/403; `retryAfter` (ms, from
  * `retryAfterMs`) is kept on 429/5xx errors for the retry logic (src/upstream/fallback.ts);
  * `param` (the upstream error's) on other 4xx errors.
  */

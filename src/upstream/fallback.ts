@@ -123,4 +123,9 @@ export class FallbackUpstream implements Upstream {
   prewarm(request: UpstreamRequest): void {
     this.routes[0]?.upstream.prewarm?.(request);
   }
+
+  /** Connects the first route only (`Upstream.preconnect`). */
+  preconnect(): Promise<void> {
+    return this.routes[0]?.upstream.preconnect?.() ?? Promise.resolve();
+  }
 }

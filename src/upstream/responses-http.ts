@@ -16,7 +16,7 @@ import {
   rememberRefusal,
   upstreamInclude,
 } from "./encrypted-reasoning.ts";
-import { asUpstreamError, redact } from "./error-mapping.ts";
+import { asUpstreamError } from "./error-mapping.ts";
 import { type HttpUpstreamOptions, postStreaming } from "./http-client.ts";
 import { toUpstreamItems } from "./item-conversion.ts";
 import { parseSse } from "./sse.ts";
@@ -127,6 +127,7 @@ export class ResponsesHttpUpstream implements Upstream {
       store: stored,
     });
     const response = await postStreaming(this.options, "/responses", body, signal);
+    request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
     let events = this.events(response.body, signal);
     if (stored) events = this.remember(events, request.responseId, request.input.length);
     const first = await events.next().catch((cause: unknown) => {
@@ -192,5 +193,5 @@ export class ResponsesHttpUpstream implements Upstream {
 function streamError(event: UpstreamEvent): UpstreamError {
   const message = typeof event.message === "string" ? event.message : "The upstream reported an error.";
   const code = typeof event.code === "string" ? event.code : "upstream_error";
-  return new UpstreamError(500, code, redact(message));
+  return new UpstreamError(500, code, message);
 }

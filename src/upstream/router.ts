@@ -7,6 +7,7 @@
 import { DEFAULT_UPSTREAM_IDLE_MS } from "../config/config.ts";
 import { ApiError } from "../protocol/errors.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
+import type { ClientPresence } from "./client-presence.ts";
 import { FallbackUpstream } from "./fallback.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
 import { ResponsesWsUpstream } from "./responses-ws/adapter.ts";
@@ -17,6 +18,10 @@ import type { Upstream, UpstreamRequest, UpstreamStream } from "./upstream.ts";
 export interface AdapterDefaults {
   /** Idle ms before a warm upstream WebSocket closes (`UPSTREAM_IDLE_MS`), unless the route sets `idle_ms`. */
   upstreamIdleMs: number;
+  /** Quiet ms after which a warm upstream WebSocket closes even with a client open (`UPSTREAM_KEEP_WARM_MS`). */
+  upstreamKeepWarmMs?: number;
+  /** The session's client sockets (client-presence.ts), for the keep-warm policy. */
+  presence?: ClientPresence;
 }
 
 /** Builds the adapter for one route (`defaults`: the parsed `Config`, or built-in defaults). */
@@ -38,6 +43,8 @@ export function createAdapter(
         baseUrl: route.baseUrl,
         apiKey: route.apiKey,
         idleMs: route.idleMs ?? defaults.upstreamIdleMs,
+        ...(defaults.upstreamKeepWarmMs === undefined ? {} : { keepWarmMs: defaults.upstreamKeepWarmMs }),
+        ...(defaults.presence ? { presence: defaults.presence } : {}),
       });
   }
 }
@@ -62,6 +69,10 @@ class RoutedUpstream implements Upstream {
 
   prewarm(request: UpstreamRequest): void {
     this.adapter.prewarm?.(this.rewrite(request));
+  }
+
+  preconnect(): Promise<void> {
+    return this.adapter.preconnect?.() ?? Promise.resolve();
   }
 }
 

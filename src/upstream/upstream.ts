@@ -31,12 +31,24 @@ export interface UpstreamRequest {
   settings: Partial<TurnSettings>;
   /** Stable per-session key (the default `prompt_cache_key`). */
   sessionKey: string;
+  /**
+   * Optional: called by the adapter when its connection to the upstream is ready (HTTP: the
+   * response headers arrived; WebSocket mode: the socket is open, at once when warm), before the
+   * first event; again on a retry. Per-stage timing (src/pipeline/timing-stage.ts) listens.
+   */
+  onConnected?: () => void;
 }
 
 /** An opened upstream stream: its first event, then the rest. */
 export interface UpstreamStream {
   first: UpstreamEvent;
   rest: AsyncIterable<UpstreamEvent>;
+  /**
+   * Optional: Deltagate's own count of the turn's usage with `output` as its output so far, for a
+   * response the upstream stopped reporting on (failed mid-stream, cancelled). Added by the usage
+   * stage (src/context/usage.ts); a stage that wraps the stream forwards it.
+   */
+  usage?(output: readonly StoredItem[]): Promise<Json>;
 }
 
 /** An adapter to one kind of upstream. */
@@ -55,9 +67,19 @@ export interface Upstream {
    * must not block or throw. `request.responseId` is the warm-up response's id.
    */
   prewarm?(request: UpstreamRequest): void;
+  /**
+   * Optional: a client socket of the session just opened. Adapters with a connection of their own
+   * (Responses WebSocket mode) open it now, sending nothing, so the first turn pays no connection
+   * setup. Must not block or throw: the promise resolves once the connection is open or failed,
+   * and never rejects.
+   */
+  preconnect?(): Promise<void>;
 }
 
-/** An upstream failure, with the status Deltagate reports for it and a client-safe message. */
+/**
+ * An upstream failure, with the status Deltagate reports for it. Its message may quote the
+ * upstream: the redaction stage (src/pipeline/redaction-stage.ts) redacts it before it goes on.
+ */
 export class UpstreamError extends Error {
   readonly status: number;
   readonly code: string;
@@ -70,7 +92,7 @@ export class UpstreamError extends Error {
   /**
    * @param status HTTP status to report (the upstream's own for 4xx/429/5xx; 502 when unreachable).
    * @param code OpenAI-style error code (`upstream_error`, `rate_limit_exceeded`, …).
-   * @param message safe to show the client: never contains credentials.
+   * @param message shown to the client after redaction (never interpolate a configured key).
    * @param retryAfterMs the upstream's `Retry-After`, in ms (src/upstream/retry-after.ts), or null.
    * @param param the upstream error's `param`, or null.
    */

@@ -13,7 +13,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import { type Context, Hono } from "hono";
-import { parseConfig } from "../config/config.ts";
+import { parseConfig, redactorOf } from "../config/config.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidApiKey } from "../protocol/errors.ts";
 import { authenticate } from "./auth.ts";
@@ -31,7 +31,10 @@ import {
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.onError((error) => errorResponse(asApiError(error, "unhandled error")));
+  app.onError((error, c) => {
+    const redactor = redactorOf(c.env);
+    return errorResponse(asApiError(error, "unhandled error", redactor), redactor);
+  });
   app.notFound((c) =>
     errorResponse(
       new ApiError(404, {
@@ -40,14 +43,16 @@ export function createApp(): Hono<AppEnv> {
         message: `Unknown route: ${c.req.method} ${new URL(c.req.url).pathname}`,
         param: null,
       }),
+      redactorOf(c.env),
     ),
   );
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
 
   app.use("/v1/*", async (c, next) => {
-    const tenant = authenticate(c.req.raw.headers, parseConfig(c.env));
-    if (!tenant) return errorResponse(invalidApiKey());
+    const config = parseConfig(c.env);
+    const tenant = authenticate(c.req.raw.headers, config);
+    if (!tenant) return errorResponse(invalidApiKey(), config.redactor);
     c.set("tenant", tenant);
     await next();
   });
@@ -82,6 +87,7 @@ function upgradeOr426(c: Context<AppEnv>): Promise<Response> | Response {
         message: "GET /v1/responses needs `Upgrade: websocket`. Use POST /v1/responses for HTTP.",
         param: null,
       }),
+      redactorOf(c.env),
     );
   }
   return upgrade(c);

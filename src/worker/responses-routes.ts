@@ -11,12 +11,14 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { Env } from "../config/env.ts";
+import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
+import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
 
@@ -25,9 +27,21 @@ export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 
+/**
+ * `starting_after`: a sequence number as decimal digits (`-1` = from the start, as when omitted).
+ * Strict: an empty value, a sign other than `-1`'s, a fraction, an exponent, hex or a number past
+ * 2^53 − 1 is a 400, never read as some other number (an empty value once read as 0 and skipped
+ * event 0).
+ */
+const sequenceNumber = z
+  .string()
+  .regex(/^(-1|0|[1-9][0-9]*)$/, "expected an integer sequence number (-1 for all events)")
+  .transform(Number)
+  .pipe(z.number().max(Number.MAX_SAFE_INTEGER, "sequence number too large"));
+
 const retrieveQuery = z.object({
   stream: z.enum(["true", "false"]).optional(),
-  starting_after: z.coerce.number().int().min(-1).optional(),
+  starting_after: sequenceNumber.optional(),
 });
 const listQuery = z.object({
   after: z.string().min(1).optional(),
@@ -67,12 +81,14 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
 }
 
 /**
- * The body of `POST /v1/responses`, parsed and validated once.
- * @throws {ApiError} 400 `invalid_json`, a field error, or a WebSocket-only field.
+ * The body of `POST /v1/responses`, decompressed within the request size limit
+ * (src/http/request-body.ts), parsed and validated once.
+ * @throws {ApiError} 413 `request_too_large`; 415/400 for a compressed body of an unknown encoding
+ *   or a corrupt one; 400 `invalid_json`, a field error, or a WebSocket-only field.
  */
 async function createBody(request: Request): Promise<CreateRequest> {
   // Depth-limited before JSON.parse (src/protocol/json-limits.ts): deep nesting is a 400, never a stack overflow.
-  const body = parseClientJson(await request.text());
+  const body = parseClientJson(await readBodyText(request));
   const parsed = createRequest.safeParse(body);
   if (!parsed.success) throw zodToApiError(parsed.error);
   for (const field of ["stream_id", "generate"] as const) {
@@ -102,16 +118,20 @@ export function upgrade(c: Context<AppEnv>): Promise<Response> {
 
 /** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
+  const startedAt = performance.now();
   const request = await createBody(c.req.raw);
+  // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
+  const timing = timingOptIn(c.req.raw.headers);
+  const options = { parseMs: performance.now() - startedAt, ...(wantsTiming(timing) ? { timing } : {}) };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;
   if (previous) {
     const stub = ownerStub(c.env, previous);
     if (!stub) throw previousResponseNotFound(previous);
-    return stub.createResponse(tenant, request);
+    return stub.createResponse(tenant, request, options);
   }
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionIdOf(c.req.raw)));
-  return stub.createResponse(tenant, request);
+  return stub.createResponse(tenant, request, options);
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */

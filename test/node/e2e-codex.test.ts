@@ -7,6 +7,8 @@
  * "Falling back from WebSockets" item, a single upgrade, no `POST /v1/responses` at all — so the
  * test stays meaningful once Deltagate serves HTTP too), Codex chained every turn with
  * `previous_response_id` and only new items, and upstream each turn carried the full context.
+ * Each turn's upstream stays silent for a while first (`delay_ms`, a long prefill) while the stack
+ * sends keepalives every 300 ms: Codex takes the `keepalive` frames in stride.
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -19,7 +21,7 @@ type Json = Record<string, unknown>;
 
 const cleanups: Array<() => void> = [];
 
-const e2e = useProxiedStack();
+const e2e = useProxiedStack({ KEEPALIVE_MS: "300" });
 
 afterAll(async () => {
   for (const cleanup of cleanups) cleanup();
@@ -30,7 +32,7 @@ describe("codex exec against wrangler dev", () => {
     const proof = `hello-from-deltagate-${randomUUID()}`;
     const run = await runCodexExec({
       baseUrl: `${e2e.proxy.url}/v1`,
-      prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back.`,
+      prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back. [sim:delay_ms=1000]`,
       timeoutMs: 60_000,
     });
     cleanups.push(run.cleanup);
@@ -72,6 +74,10 @@ describe("codex exec against wrangler dev", () => {
       .filter((f) => f.type === "response.completed")
       .map((f) => f.response as { id: string; output: Json[] });
     expect(creates.map((c) => c.generate === false)).toEqual([true, false, false]);
+    const keepalives = e2e.proxy.frames.filter(
+      (f) => f.from === "server" && (f.data as Json).type === "keepalive",
+    );
+    expect(keepalives.length).toBeGreaterThan(0);
     expect(completed).toHaveLength(3);
     expect(creates[0]?.previous_response_id).toBeUndefined();
     expect(creates[1]?.previous_response_id).toBe(completed[0]?.id);

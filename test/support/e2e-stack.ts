@@ -15,14 +15,17 @@ export interface ProxiedStack {
   readonly proxy: RecordingProxy;
 }
 
-/** Registers the file's `beforeAll`/`afterAll` and returns accessors for the stack and proxy. */
-export function useProxiedStack(): ProxiedStack {
+/**
+ * Registers the file's `beforeAll`/`afterAll` and returns accessors for the stack and proxy.
+ * @param vars extra variables for the Worker (e.g. a short `KEEPALIVE_MS`).
+ */
+export function useProxiedStack(vars: Record<string, string> = {}): ProxiedStack {
   let stack: LocalStack | undefined;
   let proxy: RecordingProxy | undefined;
   let setupError: unknown;
   beforeAll(async () => {
     try {
-      stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
+      stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true, vars });
       proxy = await startRecordingProxy(stack.origin);
     } catch (error) {
       setupError = error;

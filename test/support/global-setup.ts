@@ -1,17 +1,24 @@
 /**
- * Vitest globalSetup for the `workers` project: starts the reference simulator (a real
- * OpenAI-compatible HTTP + WebSocket server) on a free loopback port and provides its base URL
- * (`simulatorUrl`, no trailing slash, without `/v1`) to the pool config and to tests via `inject`.
- * A second instance (`otherProviderUrl`) stands for another provider: it has its own state, so it
- * refuses encrypted reasoning the first one issued, as a different provider would.
+ * Vitest globalSetup for the `workers` project: starts the real servers the tests reach from
+ * workerd over loopback, and provides their base URLs (no trailing slash, without `/v1`) to the
+ * pool config and to tests via `inject`:
+ * - `simulatorUrl`: the reference simulator (OpenAI-compatible HTTP + WebSocket server);
+ * - `largeSimulatorUrl`: a second simulator without prefill cost, for multi-MB contexts (the
+ *   default 0.05 ms per token would make a 5 MB tool output take a minute before its first event);
+ * - `echoUpstreamUrl`: the hostile upstream that echoes its key in every error (echo-upstream.ts);
+ * - `otherProviderUrl`: a second simulator standing for another provider: it has its own state, so
+ *   it refuses encrypted reasoning the first one issued, as a different provider would.
  */
 import type { TestProject } from "vitest/node";
 import { startSimulator } from "../../simulator/server.ts";
+import { startEchoUpstream } from "./echo-upstream.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
     simulatorUrl: string;
     otherProviderUrl: string;
+    largeSimulatorUrl: string;
+    echoUpstreamUrl: string;
   }
 }
 
@@ -24,9 +31,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     moderationFlagWords: ["zebra-flag-marker"],
   });
   const other = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true });
+  const large = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true, prefillMsPerToken: 0 });
+  const echo = await startEchoUpstream();
   project.provide("simulatorUrl", sim.url);
   project.provide("otherProviderUrl", other.url);
+  project.provide("largeSimulatorUrl", large.url);
+  project.provide("echoUpstreamUrl", echo.url);
   return async () => {
-    await Promise.all([sim.close(), other.close()]);
+    await Promise.all([sim.close(), other.close(), large.close(), echo.close()]);
   };
 }

@@ -85,14 +85,18 @@ describe("durability", () => {
     });
   });
 
-  it("reports an upstream failure before the first event as a request-level error and stores nothing", async () => {
+  it("reports an upstream failure before the first event as response.failed, stored as failed", async () => {
     const session = uniqueSession("fail-before");
     const ws = await connect({ session });
     ws.send({ type: "response.create", model: MODEL, input: "boom [sim:fail=before]" });
-    const [error] = await ws.turn(0);
-    expect(error).toMatchObject({ type: "error", status: 500, error: { type: "server_error" } });
-    expect(ws.frames.some((f) => f.type === "response.created")).toBe(false);
-    expect(await countRows("tenant-a", session, "responses")).toBe(0);
+    const frames = await ws.turn(0);
+    expect(frames.map((f) => f.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.failed",
+    ]);
+    expect(frames.at(-1)).toMatchObject({ response: { status: "failed", error: { code: "server_error" } } });
+    expect(await countRows("tenant-a", session, "responses", "status = 'failed'")).toBe(1);
     ws.close();
   });
 

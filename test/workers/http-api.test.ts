@@ -109,14 +109,19 @@ describe("HTTP Responses API", () => {
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe("previous_response_not_found");
   });
 
-  it("returns an upstream failure before the first event as an HTTP error, streaming or not", async () => {
+  it("returns an upstream failure before the first event as an HTTP error, or as response.failed on a stream", async () => {
     const client = sdkClient();
     await expect(
       client.responses.create({ model: MODEL, input: "x [sim:fail=before]" }),
     ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
-    await expect(
-      client.responses.create({ model: MODEL, input: "y [sim:fail=before]", stream: true }),
-    ).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    const stream = await client.responses.create({
+      model: MODEL,
+      input: "y [sim:fail=before]",
+      stream: true,
+    });
+    let last = "";
+    for await (const event of stream) last = event.type;
+    expect(last).toBe("response.failed");
   });
 
   it("cancels a response that is still in progress", async () => {

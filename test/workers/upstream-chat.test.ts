@@ -209,14 +209,13 @@ describe("Chat Completions upstream", () => {
     ws.close();
   });
 
-  it("maps an upstream HTTP error before streaming to a request-level error with its status", async () => {
+  it("maps an upstream HTTP error before streaming to response.failed with its code", async () => {
     const ws = await connect({ session: uniqueSession("chat-429") });
     ws.send({ type: "response.create", model: MODEL, input: "busy [sim:fail=status:429]" });
-    const [error] = await ws.turn(0);
-    expect(error).toMatchObject({
-      type: "error",
-      status: 429,
-      error: { type: "rate_limit_error", code: "rate_limit_exceeded" },
+    const frames = await ws.turn(0);
+    expect(frames.at(-1)).toMatchObject({
+      type: "response.failed",
+      response: { status: "failed", error: { code: "rate_limit_exceeded" } },
     });
     ws.close();
   });

@@ -4,7 +4,8 @@
  * simulator twice (2 retries, then 1 retry), so every attempt shows in the simulator's recorder.
  * Failures before the first event are retried a bounded number of times and fall back in
  * `UPSTREAMS` order; a failure after the first event and a 4xx are never retried; a catch-all
- * route is not part of another pattern's chain.
+ * route is not part of another pattern's chain. The client sees none of the attempts: its turn is
+ * announced once, and the failure that is finally reported ends it with `response.failed`.
  */
 import { describe, expect, inject, it } from "vitest";
 import { connect, simulatorRequests, uniqueSession } from "../support/ws-client.ts";
@@ -29,23 +30,30 @@ describe("upstream retry and fallback", () => {
 
   it("retries a 503 on each route of the chain, a bounded number of times, then reports it", async () => {
     const marker = `fb-503-${crypto.randomUUID()}`;
-    const [error] = await turn("sim-retry-model", `${marker} [sim:fail=status:503]`);
-    expect(error).toMatchObject({ type: "error", status: 503, error: { type: "server_error" } });
+    const frames = await turn("sim-retry-model", `${marker} [sim:fail=status:503]`);
+    expect(frames.map((f) => f.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.failed",
+    ]);
+    expect(frames.at(-1)).toMatchObject({ response: { status: "failed", error: { code: "server_error" } } });
     // First route: 1 + 2 retries; second route: 1 + 1 retry; the catch-all "*" route is not tried.
     expect(await attempts(marker)).toBe(5);
   });
 
   it("retries a 429 the same way and reports the rate limit", async () => {
     const marker = `fb-429-${crypto.randomUUID()}`;
-    const [error] = await turn("sim-retry-model", `${marker} [sim:fail=status:429]`);
-    expect(error).toMatchObject({ type: "error", status: 429, error: { code: "rate_limit_exceeded" } });
+    const frames = await turn("sim-retry-model", `${marker} [sim:fail=status:429]`);
+    expect(frames.at(-1)).toMatchObject({
+      response: { status: "failed", error: { code: "rate_limit_exceeded" } },
+    });
     expect(await attempts(marker)).toBe(5);
   });
 
   it("does not retry a 4xx: the request itself is wrong", async () => {
     const marker = `fb-400-${crypto.randomUUID()}`;
-    const [error] = await turn("sim-retry-model", `${marker} [sim:fail=status:400]`);
-    expect(error).toMatchObject({ type: "error", status: 400 });
+    const frames = await turn("sim-retry-model", `${marker} [sim:fail=status:400]`);
+    expect(frames.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed" } });
     expect(await attempts(marker)).toBe(1);
   });
 

@@ -1,7 +1,9 @@
 /**
- * Idle close of the warm upstream socket (issue #4 "Must show", third bullet): an open outbound
- * WebSocket (and a pending timer) keeps a Durable Object in memory (platform brief §1 "When a DO
- * can hibernate"), so the adapter closes the socket after the idle time. Route `sim-ws-idle*`
+ * The warm upstream socket's lifetime (issue #4 "Must show", third bullet; issue #8 item 4): it is
+ * opened as soon as a client socket connects (turn 1 pays no connection setup), kept open while a
+ * client of the session is open (src/upstream/client-presence.ts), and closed with 1000 "idle"
+ * `idle_ms` after the last client left — an open outbound WebSocket (and a pending timer) keeps a
+ * Durable Object in memory, so it must close for the session to hibernate. Route `sim-ws-idle*`
  * has `idle_ms: 400` (vitest.config.ts); `sim-ws*` keeps the default 30 s.
  *
  * Hibernation is observed, not forced: workerd evicts an idle Durable Object about 10 s after its
@@ -13,7 +15,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { sessionStub } from "../support/session-stub.ts";
 import { connect, type TestSocket, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
-import { connections, recorded, responseOf } from "./upstream-ws-loop.ts";
+import { connections, recorded, responseOf, type SimConnection } from "./upstream-ws-loop.ts";
 
 /** Longer than workerd's 10 s idle-eviction delay, shorter than the default 30 s upstream idle time. */
 const QUIET_MS = 13_000;
@@ -30,39 +32,54 @@ async function firstTurn(
   return { ws, id: responseOf(frames).id };
 }
 
+/** Every upstream WebSocket connection the simulator has seen. */
+async function allConnections(simulatorUrl: string): Promise<SimConnection[]> {
+  const res = await fetch(`${simulatorUrl}/_sim/ws-connections`);
+  return ((await res.json()) as { data: SimConnection[] }).data;
+}
+
 /** The instance currently in memory for the session (identity survives between calls). */
 function instanceOf(session: string): Promise<unknown> {
   return runInDurableObject(sessionStub("tenant-a", session), (instance) => instance);
 }
 
 describe.concurrent("responses-ws upstream idle close", () => {
-  it("closes an idle upstream socket with 1000, the session hibernates, and its next turn still succeeds", async () => {
+  it("keeps it while a client is open, closes it idle_ms after the last left, then hibernates", async ({
+    expect,
+  }) => {
     const simulatorUrl = inject("simulatorUrl");
     const marker = `idle-${crypto.randomUUID()}`;
     const session = uniqueSession("ws-idle");
     const { ws, id } = await firstTurn("sim-ws-idle", marker, session);
     const [first] = await recorded(simulatorUrl, marker);
+    const firstConnection = first?.connectionId ?? 0;
+    // Well past idle_ms (400 ms), the client is still there: the socket stays (keep-warm: 5 minutes).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await connections(simulatorUrl, [firstConnection]))[0]?.closedAt).toBeNull();
+
+    ws.close();
     await expect
-      .poll(async () => (await connections(simulatorUrl, [first?.connectionId ?? 0]))[0]?.closedAt ?? null, {
+      .poll(async () => (await connections(simulatorUrl, [firstConnection]))[0]?.closedAt ?? null, {
         timeout: 5_000,
       })
       .not.toBeNull();
-    const [closed] = await connections(simulatorUrl, [first?.connectionId ?? 0]);
+    const [closed] = await connections(simulatorUrl, [firstConnection]);
     expect(closed).toMatchObject({ closeCode: 1000, closeReason: "idle", closedBy: "client" });
 
     const before = await instanceOf(session);
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     expect(await instanceOf(session)).not.toBe(before);
 
-    // Same (hibernated) client socket, chained on the store:false response it owns.
-    ws.send({
+    // A new socket of the session continues the store:false chain (within its grace window).
+    const again = await connect({ session });
+    again.send({
       type: "response.create",
       model: "sim-ws-idle",
       store: false,
       previous_response_id: id,
       input: `${marker} still there? [sim:tokens=8]`,
     });
-    const next = await ws.turn(1);
+    const next = await again.turn(0);
     expect(next.at(-1)?.type).toBe("response.completed");
     await validateWithSdk(next);
     const records = await recorded(simulatorUrl, marker);
@@ -70,9 +87,50 @@ describe.concurrent("responses-ws upstream idle close", () => {
     // The upstream's connection cache went with the socket: the full context is sent again.
     expect(records[1]).toMatchObject({ previousResponseId: null, contextItemCount: 3 });
     expect(records[1]?.body.input).toHaveLength(3);
-    expect(records[1]?.connectionId).not.toBe(first?.connectionId);
-    ws.close();
+    expect(records[1]?.connectionId).not.toBe(firstConnection);
+    again.close();
   }, 40_000);
+
+  it("opens the upstream socket when a client connects, so turn 1 finds it open", async ({ expect }) => {
+    const simulatorUrl = inject("simulatorUrl");
+    const marker = `warm-${crypto.randomUUID()}`;
+    const session = uniqueSession("ws-warm");
+    // The session's last turn ran on sim-ws-idle: its likely route.
+    const { ws } = await firstTurn("sim-ws-idle", marker, session);
+    const [first] = await recorded(simulatorUrl, marker);
+    ws.close();
+    await expect
+      .poll(async () => (await connections(simulatorUrl, [first?.connectionId ?? 0]))[0]?.closedAt ?? null, {
+        timeout: 5_000,
+      })
+      .not.toBeNull();
+
+    const again = await connect({ session });
+    await runInDurableObject(sessionStub("tenant-a", session), (instance) => instance.warming);
+    // Every upstream connection that exists before the create is sent.
+    const opened = new Set((await allConnections(simulatorUrl)).map((c) => c.id));
+    again.send({ type: "response.create", model: "sim-ws-idle", input: `${marker} turn one [sim:tokens=8]` });
+    expect((await again.turn(0)).at(-1)?.type).toBe("response.completed");
+    const [, turnOne] = await recorded(simulatorUrl, marker);
+    expect(turnOne?.connectionId).not.toBe(first?.connectionId);
+    expect(opened.has(turnOne?.connectionId ?? -1)).toBe(true);
+    again.close();
+  });
+
+  it("warms the route of the model a Codex client announces on a fresh session", async ({ expect }) => {
+    const simulatorUrl = inject("simulatorUrl");
+    const marker = `warm-hint-${crypto.randomUUID()}`;
+    const session = uniqueSession("ws-warm-hint");
+    const metadata = JSON.stringify({ request_kind: "prewarm", model: "sim-ws-idle" });
+    const ws = await connect({ session, headers: { "x-codex-turn-metadata": metadata } });
+    await runInDurableObject(sessionStub("tenant-a", session), (instance) => instance.warming);
+    const opened = new Set((await allConnections(simulatorUrl)).map((c) => c.id));
+    ws.send({ type: "response.create", model: "sim-ws-idle", input: `${marker} turn one [sim:tokens=8]` });
+    expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");
+    const [turnOne] = await recorded(simulatorUrl, marker);
+    expect(opened.has(turnOne?.connectionId ?? -1)).toBe(true);
+    ws.close();
+  });
 
   it("control: while the upstream socket is open the session stays in memory", async () => {
     const simulatorUrl = inject("simulatorUrl");

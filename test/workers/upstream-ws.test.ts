@@ -170,22 +170,23 @@ describe("responses-ws upstream", () => {
     ws.close();
   });
 
-  it("reports an upstream error frame before the first event with its status, and the socket stays usable", async () => {
+  it("reports an upstream error frame before the first event as response.failed, and the socket stays usable", async () => {
     const simulatorUrl = inject("simulatorUrl");
     const marker = `err-${crypto.randomUUID()}`;
     const session = uniqueSession("ws-error");
     const ws = await connect({ session });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} slow down [sim:fail=status:429]` });
-    const [limited] = await ws.turn(0);
-    expect(limited).toMatchObject({
-      type: "error",
-      status: 429,
-      error: { type: "rate_limit_error", code: "rate_limit_exceeded" },
-    });
+    const limited = await ws.turn(0);
+    expect(limited.map((f) => f.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.failed",
+    ]);
+    expect(responseOf(limited).error).toMatchObject({ code: "rate_limit_exceeded" });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} broken [sim:fail=before]` });
-    const [failed] = await ws.turn(1);
-    expect(failed).toMatchObject({ type: "error", status: 500, error: { type: "server_error" } });
-    expect(await countRows("tenant-a", session, "responses")).toBe(0);
+    const failed = await ws.turn(1);
+    expect(responseOf(failed).error).toMatchObject({ code: "server_error" });
+    expect(await countRows("tenant-a", session, "responses", "status = 'failed'")).toBe(2);
     ws.send({ type: "response.create", model: MODEL, input: `${marker} fine now [sim:tokens=5]` });
     const ok = await ws.turn(2);
     expect(ok.at(-1)?.type).toBe("response.completed");

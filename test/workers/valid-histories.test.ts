@@ -130,7 +130,7 @@ describe("tool outputs reach the upstream next to their calls", () => {
 });
 
 describe("items of interrupted responses are completed or dropped", () => {
-  it("drops a reasoning item left without its following item by a mid-stream failure", async () => {
+  it("keeps what the client saw of a response failed mid-stream: its reasoning and the cut message", async () => {
     const client = sdkClient();
     const marker = `rs-failed-${crypto.randomUUID()}`;
     const failed = await streamed(client, {
@@ -138,17 +138,27 @@ describe("items of interrupted responses are completed or dropped", () => {
       input: `${marker} think [sim:reasoning=1] [sim:tokens=200] [sim:fail=midstream]`,
     });
     expect(failed.status).toBe("failed");
-    expect(failed.output.map((item) => item.type)).toEqual(["reasoning"]);
+    // The cut message is stored `incomplete` with the text the client read (partial-output.ts),
+    // so the reasoning keeps its following item and both go upstream on the next turn.
+    expect(failed.output.map((item) => [item.type, (item as { status?: string }).status])).toEqual([
+      ["reasoning", undefined],
+      ["message", "incomplete"],
+    ]);
     const next = await client.responses.create({
       model: MODEL,
       previous_response_id: failed.id,
       input: `${marker} try again`,
     });
     expect(next.status).toBe("completed");
-    expect(types((await upstreamInputs(marker)).at(-1) ?? [])).toEqual(["message", "message"]);
+    expect(types((await upstreamInputs(marker)).at(-1) ?? [])).toEqual([
+      "message",
+      "reasoning",
+      "message",
+      "message",
+    ]);
   });
 
-  it("drops a reasoning item left without its following item by a cancel", async () => {
+  it("keeps what the client saw of a cancelled response: its reasoning and the cut message", async () => {
     const client = sdkClient();
     const marker = `rs-cancel-${crypto.randomUUID()}`;
     const stream = await client.responses.create({
@@ -163,14 +173,22 @@ describe("items of interrupted responses are completed or dropped", () => {
     }
     const cancelled = await client.responses.cancel(id);
     expect(cancelled.status).toBe("cancelled");
-    expect(cancelled.output.map((item) => item.type)).toEqual(["reasoning"]);
+    expect(cancelled.output.map((item) => [item.type, (item as { status?: string }).status])).toEqual([
+      ["reasoning", undefined],
+      ["message", "incomplete"],
+    ]);
     const next = await client.responses.create({
       model: MODEL,
       previous_response_id: id,
       input: `${marker} shorter please`,
     });
     expect(next.status).toBe("completed");
-    expect(types((await upstreamInputs(marker)).at(-1) ?? [])).toEqual(["message", "message"]);
+    expect(types((await upstreamInputs(marker)).at(-1) ?? [])).toEqual([
+      "message",
+      "reasoning",
+      "message",
+      "message",
+    ]);
   });
 
   it("drops function calls a failed response left unanswered, and keeps them once answered", async () => {

@@ -33,6 +33,7 @@ export class ChatCompletionsUpstream implements Upstream {
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     const body = JSON.stringify(toChatRequest(request));
     const response = await postStreaming(this.options, "/chat/completions", body, signal);
+    request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
     const synthesizer = new ChatEventSynthesizer({
       id: `resp_chat_${randomToken(16)}`,
       model: request.model,

@@ -8,7 +8,7 @@
  * split across network chunks reaches the deltas intact.
  * Source: https://platform.openai.com/docs/api-reference/chat/streaming.
  */
-import { asUpstreamError, redact } from "../error-mapping.ts";
+import { asUpstreamError } from "../error-mapping.ts";
 import { parseSse } from "../sse.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import type { ChatEventSynthesizer } from "./synthesizer.ts";
@@ -20,7 +20,7 @@ function brokenStream(message: string): UpstreamError {
 
 /** The `UpstreamError` of an in-stream error object (OpenAI-style `{error:{message, code}}`). */
 function streamError(error: NonNullable<ChatChunk["error"]> | null): UpstreamError {
-  const message = error?.message ? redact(error.message) : "The upstream reported an error.";
+  const message = error?.message ? error.message : "The upstream reported an error.";
   const code = typeof error?.code === "string" ? error.code : "upstream_error";
   return new UpstreamError(500, code, message);
 }

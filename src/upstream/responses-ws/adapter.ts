@@ -5,9 +5,10 @@
  * upstream's own previous response id whenever the upstream still holds the parent on this
  * socket, else as the full context.
  *
- * Owns: the socket's lifetime (opened on demand, replaced before the 60-minute limit, closed
- * with 1000 after `idleMs` without a turn so the session Durable Object can hibernate — an open
- * outbound socket and a pending timer both keep it in memory,
+ * Owns: the socket's lifetime (opened on demand or as soon as a client connects — `preconnect` —,
+ * replaced before the 60-minute limit, closed with 1000 "idle" by the keep-warm policy of
+ * client-presence.ts so the session Durable Object can hibernate — an open outbound socket and a
+ * pending timer both keep it in memory,
  * https://developers.cloudflare.com/durable-objects/concepts/durable-object-lifecycle/), the turn
  * queue, and transparent recovery.
  *
@@ -23,10 +24,12 @@
  * Encrypted reasoning (encrypted-reasoning.ts): every generating frame asks for it; a model that
  * refuses the added `include` gets the frame again without it (one of the turn's attempts).
  *
- * Invariants: at most one socket and one idle timer exist; no timer is pending while no socket
- * is open or while a turn is queued or running; a turn's queue slot is released when the upstream
- * is done with its response, whether or not the engine consumed every event.
+ * Invariants: at most one socket (open or being opened) and one idle timer exist; no timer is
+ * pending while no socket is open or while a turn is queued or running; a turn's queue slot is
+ * released when the upstream is done with its response, whether or not the engine consumed every
+ * event.
  */
+import { type ClientPresence, idleDeadline } from "../client-presence.ts";
 import {
   addsEncryptedInclude,
   isIncludeRefusal,
@@ -44,14 +47,24 @@ const MAX_ATTEMPTS = 3;
 /** Socket age (ms) after which it is replaced before its next turn: OpenAI closes at 60 min (WebSocket mode guide). */
 export const ROTATE_AFTER_MS = 55 * 60 * 1000;
 
+/** Default quiet time (ms) after which a warm socket closes even though a client is open: 5 minutes. */
+export const DEFAULT_KEEP_WARM_MS = 5 * 60 * 1000;
+
 /** Configuration of the WebSocket-mode adapter. */
 export interface ResponsesWsOptions {
   /** Base URL including `/v1`, http(s), no trailing slash (the socket is at `{baseUrl}/responses`). */
   baseUrl: string;
   /** Bearer token, or null. */
   apiKey: string | null;
-  /** Ms without a turn after which the socket is closed (`UPSTREAM_IDLE_MS` or the route's `idle_ms`). */
+  /**
+   * Ms without a turn after which the socket is closed when no client socket of the session is
+   * open (`UPSTREAM_IDLE_MS` or the route's `idle_ms`); see client-presence.ts.
+   */
   idleMs: number;
+  /** Quiet ms after which the socket is closed while a client is open (default `DEFAULT_KEEP_WARM_MS`). */
+  keepWarmMs?: number;
+  /** The session's client sockets; without it the socket closes `idleMs` after its last turn. */
+  presence?: ClientPresence;
   /** Socket age in ms after which it is replaced before its next turn (default `ROTATE_AFTER_MS`). */
   rotateAfterMs?: number;
   /** Responses the upstream keeps per connection for continuation (default 1, as OpenAI's WebSocket mode). */
@@ -66,9 +79,15 @@ export interface ResponsesWsOptions {
 export class ResponsesWsUpstream implements Upstream {
   private readonly target: SocketTarget;
   private readonly idleMs: number;
+  private readonly keepWarmMs: number;
+  private readonly presence: ClientPresence | null;
   private readonly rotateAfterMs: number;
   private readonly capacity: number;
   private socket: UpstreamSocket | null = null;
+  /** The socket being opened, shared by everyone who needs it meanwhile. */
+  private connecting: Promise<UpstreamSocket> | null = null;
+  /** When the socket was last used (a turn released it, or it opened), ms since the epoch. */
+  private lastUseAt = 0;
   /** Resolves when the last queued turn released the socket. */
   private tail: Promise<void> = Promise.resolve();
   /** Turns queued or running. */
@@ -83,6 +102,14 @@ export class ResponsesWsUpstream implements Upstream {
       now: options.now ?? Date.now,
     };
     this.idleMs = options.idleMs;
+    this.keepWarmMs = options.keepWarmMs ?? DEFAULT_KEEP_WARM_MS;
+    this.presence = options.presence ?? null;
+    // A client opening or closing moves the idle deadline (its last close shortens it).
+    this.presence?.subscribe(() => {
+      if (this.idleTimer === null) return;
+      this.cancelIdle();
+      this.armIdle();
+    });
     this.rotateAfterMs = options.rotateAfterMs ?? ROTATE_AFTER_MS;
     this.capacity = options.cachedResponses ?? 1;
   }
@@ -111,6 +138,19 @@ export class ResponsesWsUpstream implements Upstream {
       });
   }
 
+  /**
+   * Opens the socket now if none is open or being opened and no turn is queued (fire-and-forget:
+   * a failure only means the first turn connects itself), then lets the idle policy run.
+   */
+  preconnect(): Promise<void> {
+    if (this.active > 0 || this.socket?.isOpen) return Promise.resolve();
+    return this.ready()
+      .then(() => this.armIdle())
+      .catch(() => {
+        // the first turn will connect (and report) itself
+      });
+  }
+
   /** Runs `job` once every earlier turn released the socket; `job` must call `release` when done. */
   private serialized(job: (release: () => void) => Promise<UpstreamStream>): Promise<UpstreamStream> {
     this.active++;
@@ -122,6 +162,7 @@ export class ResponsesWsUpstream implements Upstream {
         if (once) return;
         once = true;
         this.active--;
+        this.lastUseAt = this.target.now();
         resolve();
         this.armIdle();
       };
@@ -154,6 +195,7 @@ export class ResponsesWsUpstream implements Upstream {
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       signal.throwIfAborted();
       const socket = await this.ready();
+      request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
       // A socket forgets its chain on any state loss, so a resend always carries the full context.
       const parent = deltaParent(socket, request);
       const frame = createFrame(request, {
@@ -186,18 +228,30 @@ export class ResponsesWsUpstream implements Upstream {
     throw lastError ?? new Error("unreachable: no attempt was made");
   }
 
-  /** The open socket, replacing it when closed or older than `rotateAfterMs`. */
-  private async ready(): Promise<UpstreamSocket> {
+  /**
+   * The open socket, replacing it when closed or older than `rotateAfterMs`; a socket already
+   * being opened (`preconnect`) is awaited, not opened twice.
+   */
+  private ready(): Promise<UpstreamSocket> {
     const current = this.socket;
-    if (current?.isOpen && this.target.now() - current.openedAt < this.rotateAfterMs) return current;
+    if (current?.isOpen && this.target.now() - current.openedAt < this.rotateAfterMs) {
+      return Promise.resolve(current);
+    }
     if (current) this.retire(current, "rotating before the connection limit");
-    const socket = await UpstreamSocket.connect(this.target, this.capacity, (gone) => {
+    this.connecting ??= UpstreamSocket.connect(this.target, this.capacity, (gone) => {
       if (this.socket !== gone) return;
       this.socket = null;
       this.cancelIdle();
-    });
-    this.socket = socket;
-    return socket;
+    })
+      .then((socket) => {
+        this.socket = socket;
+        this.lastUseAt = this.target.now();
+        return socket;
+      })
+      .finally(() => {
+        this.connecting = null;
+      });
+    return this.connecting;
   }
 
   private retire(socket: UpstreamSocket, reason: string): void {
@@ -206,13 +260,22 @@ export class ResponsesWsUpstream implements Upstream {
     if (!this.socket) this.cancelIdle();
   }
 
-  /** Starts the idle countdown when nothing is queued and a socket is open. */
+  /** Starts the idle countdown (client-presence.ts) when nothing is queued and a socket is open. */
   private armIdle(): void {
     if (this.active > 0 || !this.socket || this.idleTimer !== null) return;
+    const wait = Math.max(0, this.deadline() - this.target.now());
     this.idleTimer = setTimeout(() => {
       this.idleTimer = null;
-      if (this.active === 0 && this.socket) this.retire(this.socket, "idle");
-    }, this.idleMs);
+      if (this.active > 0 || !this.socket) return;
+      // Client activity may have moved the deadline since the timer was set.
+      if (this.target.now() >= this.deadline()) this.retire(this.socket, "idle");
+      else this.armIdle();
+    }, wait);
+  }
+
+  private deadline(): number {
+    const limits = { idleMs: this.idleMs, keepWarmMs: this.keepWarmMs };
+    return idleDeadline(this.lastUseAt, limits, this.presence?.snapshot() ?? null);
   }
 
   private cancelIdle(): void {

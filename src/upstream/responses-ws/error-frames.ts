@@ -4,7 +4,7 @@
  * client never sees it — or a real failure, mapped to an `UpstreamError` with the HTTP-adapter
  * conventions (`upstreamErrorForStatus`). Owns the list of state-loss codes.
  */
-import { redact, upstreamErrorForStatus } from "../error-mapping.ts";
+import { upstreamErrorForStatus } from "../error-mapping.ts";
 import type { UpstreamError, UpstreamEvent } from "../upstream.ts";
 
 /** The verdict on a pre-response error frame. */
@@ -27,7 +27,7 @@ export function classifyErrorFrame(event: UpstreamEvent): ErrorFrameVerdict {
   if (code === CONNECTION_LIMIT) return { kind: "resend", freshSocket: true };
   const rawMessage = stringOr(nested?.message, stringOr(event.message, null));
   const status = typeof event.status === "number" ? event.status : 500; // flat streaming error shape
-  const message = rawMessage ? redact(rawMessage) : `The upstream reported an error (${status}).`;
+  const message = rawMessage ?? `The upstream reported an error (${status}).`;
   const param = stringOr(nested?.param, null);
   return { kind: "fail", error: upstreamErrorForStatus(status, code, message, null, param) };
 }

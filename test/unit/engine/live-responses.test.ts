@@ -1,9 +1,11 @@
 /**
- * The live-response registry (issue #3 §3): replay-then-live subscription without gap or
- * duplicate, and cancellation of an abandoned store:true response after its grace period.
+ * The live-response registry (src/engine/live-responses.ts): replay-then-live subscription without
+ * gap or duplicate, cancellation of an abandoned store:true response after its grace period, and
+ * replay of a finished response's persisted log (`loggedEventsAfter`): the events after
+ * `starting_after`, ending with the terminal event.
  */
 import { describe, expect, it } from "vitest";
-import { LiveRegistry } from "../../../src/engine/live-responses.ts";
+import { LiveRegistry, loggedEventsAfter } from "../../../src/engine/live-responses.ts";
 import type { ServerEvent } from "../../../src/protocol/server-events.ts";
 
 const event = (n: number): ServerEvent => ({
@@ -60,5 +62,33 @@ describe("live responses", () => {
     await new Promise((resolve) => setTimeout(resolve, 60));
     expect(live.signal.aborted).toBe(false);
     registry.end("resp_4");
+  });
+});
+
+const log = [
+  { type: "response.created", sequence_number: 0 },
+  { type: "response.output_text.delta", sequence_number: 1 },
+  { type: "keepalive", sequence_number: 2 },
+  { type: "response.failed", sequence_number: 3 },
+];
+const seqs = (startingAfter: number) => loggedEventsAfter(log, startingAfter).map((e) => e.sequence_number);
+
+describe("loggedEventsAfter", () => {
+  it("sends the events after starting_after", () => {
+    expect(seqs(-1)).toEqual([0, 1, 2, 3]);
+    expect(seqs(1)).toEqual([2, 3]);
+  });
+
+  it("sends nothing to a client that has the terminal event", () => {
+    expect(seqs(3)).toEqual([]);
+  });
+
+  it("ends with the terminal event when starting_after is past it (events the log never got)", () => {
+    expect(seqs(4)).toEqual([3]);
+    expect(seqs(500)).toEqual([3]);
+  });
+
+  it("sends nothing extra for a log that has no terminal event", () => {
+    expect(loggedEventsAfter(log.slice(0, 3), 5)).toEqual([]);
   });
 });

@@ -1,9 +1,34 @@
 /**
- * src/session/scope.ts: store:false scope ids name their kind (socket or HTTP request) and are
- * unguessable.
+ * Who may continue a store:false response (src/session/scope.ts): its own scope always; another
+ * WebSocket only with a grace window; an HTTP request never (not even with a window), and with no
+ * window (STORE_FALSE_GRACE_MS=0) only the creating socket, as OpenAI.
  */
 import { describe, expect, it } from "vitest";
-import { newScopeId, scopeKind } from "../../../src/session/scope.ts";
+import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "../../../src/session/scope.ts";
+
+const owner = newScopeId("socket");
+const otherSocket = newScopeId("socket");
+const request = newScopeId("http");
+
+describe("mayContinue", () => {
+  it("lets the owner continue, with or without a window", () => {
+    expect(mayContinue(owner, owner, 0)).toBe(true);
+    expect(mayContinue(owner, owner, 300_000)).toBe(true);
+    expect(mayContinue(request, request, 0)).toBe(true);
+  });
+
+  it("lets another socket continue only within a window", () => {
+    expect(mayContinue(owner, otherSocket, 300_000)).toBe(true);
+    expect(mayContinue(owner, otherSocket, 0)).toBe(false);
+  });
+
+  it("never lets an HTTP request continue another scope's response, nor a socket an HTTP one's", () => {
+    expect(mayContinue(owner, request, 300_000)).toBe(false);
+    expect(mayContinue(request, otherSocket, 300_000)).toBe(false);
+    expect(sharedWithSockets(request, 300_000)).toBe(false);
+    expect(sharedWithSockets(owner, 0)).toBe(false);
+  });
+});
 
 describe("scope ids", () => {
   it("makes socket and HTTP scope ids that decode to their kind", () => {

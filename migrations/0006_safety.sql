@@ -1,4 +1,4 @@
--- Safety checks (version 4), see src/safety/verdict-cache.ts.
+-- Safety checks (version 6), see src/safety/verdict-cache.ts.
 -- safety_verdicts: a classifier's verdict on a text, by the text's SHA-256, so no text is
 -- classified twice by the same classifier in a session (instructions and tools: once per session).
 CREATE TABLE IF NOT EXISTS safety_verdicts (

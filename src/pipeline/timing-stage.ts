@@ -1,0 +1,73 @@
+/**
+ * The timing stage: measures the upstream part of a turn on the turn's `TurnTimer`
+ * (turn-timer.ts). Innermost of the stages (it wraps the route chain directly), so it times the
+ * upstream alone:
+ * - `stages`: the outer stages' work in `open()` (context fitting), up to this stage;
+ * - `upstream_connect`: from `open()` to the adapter's connection being ready (`onConnected`;
+ *   retries and their backoff included; absent when the adapter does not say);
+ * - `upstream_first_event`: from then to the upstream's first event;
+ * - `generation`: from the first event to the last one the turn read (wall time);
+ * - `relay`: Deltagate's own time per upstream event (the outer stages, re-keying, emitting and
+ *   sending it), summed: the time between handing an event on and being asked for the next.
+ * Invariant: it changes nothing it forwards (request, events, errors) except adding the request's
+ * `onConnected` listener.
+ */
+import type { Upstream, UpstreamEvent, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
+import type { TurnStage } from "./stage.ts";
+import type { TurnTimer } from "./turn-timer.ts";
+
+/** The timing stage (list it first: innermost). */
+export function timingStage(): TurnStage {
+  return { name: "timing", wrap: (inner, turn) => timed(inner, turn.timer) };
+}
+
+function timed(inner: Upstream, timer: TurnTimer): Upstream {
+  return {
+    get contextWindow() {
+      return inner.contextWindow;
+    },
+    async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+      timer.lap("stages");
+      const openedAt = timer.clock();
+      let connectedAt: number | null = null;
+      const onConnected = () => {
+        connectedAt = timer.clock();
+        request.onConnected?.();
+      };
+      const stream = await inner.open({ ...request, onConnected }, signal);
+      const firstAt = timer.clock();
+      const connected = connectedAt ?? openedAt;
+      if (connectedAt !== null) timer.add("upstream_connect", connectedAt - openedAt);
+      timer.add("upstream_first_event", firstAt - connected);
+      timer.skip();
+      return { first: stream.first, rest: timedRest(stream.rest, timer, firstAt) };
+    },
+    prewarm: (request) => inner.prewarm?.(request),
+  };
+}
+
+/** `rest`, charging the consumer's time per event to `relay` and the stream's span to `generation`. */
+async function* timedRest(
+  rest: AsyncIterable<UpstreamEvent>,
+  timer: TurnTimer,
+  firstAt: number,
+): AsyncGenerator<UpstreamEvent> {
+  // Until the first `next()`: the engine handled the first event and stored the response.
+  timer.add("relay", timer.clock() - firstAt);
+  let lastAt = firstAt;
+  let handedOn: number | null = null;
+  try {
+    for await (const event of rest) {
+      lastAt = timer.clock();
+      handedOn = lastAt;
+      yield event;
+      timer.add("relay", timer.clock() - lastAt);
+      handedOn = null;
+    }
+  } finally {
+    // The consumer stopped at an event (the terminal one): its handling is relay too.
+    if (handedOn !== null) timer.add("relay", timer.clock() - handedOn);
+    timer.add("generation", lastAt - firstAt);
+    timer.skip();
+  }
+}

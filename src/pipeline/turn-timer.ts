@@ -1,0 +1,108 @@
+/**
+ * Per-stage timing of one turn (issue #8 item 8). Owns the stage names and how a turn's times are
+ * reported: `stages()` gives each measured stage in ms, plus `edge` (Deltagate's own work before
+ * the upstream is asked: parse + queue + state + render + stages + safety) and `total` (from the
+ * frame or request to the committed terminal event).
+ * Who marks what: the transport `parse`, `queue` and `think`; the turn engine `state`, `render`,
+ * `stages` and `commit`; the timing stage (src/pipeline/timing-stage.ts) `upstream_connect`,
+ * `upstream_first_event`, `generation` and `relay`; a safety stage adds `safety`.
+ * Stages overlap where work overlaps: `relay` (Deltagate's time per upstream event, summed) runs
+ * while the upstream keeps generating, so it is part of `generation`'s wall time, not added to it.
+ * Caveat: in production Workers the clock advances only across I/O
+ * (https://developers.cloudflare.com/workers/reference/security-model/#step-1-disallow-timers-and-multi-threading),
+ * so purely CPU-bound stages (parse, render, commit) read 0 there; locally (workerd) they are real.
+ * Invariant: times only grow; a stage never measured is absent (not 0).
+ */
+
+/** The stages a turn may report, in ms. */
+export type TimingStage =
+  | "think"
+  | "parse"
+  | "queue"
+  | "state"
+  | "render"
+  | "stages"
+  | "safety"
+  | "upstream_connect"
+  | "upstream_first_event"
+  | "generation"
+  | "relay"
+  | "commit";
+
+/** Stages that are Deltagate's own work before the upstream is asked (their sum is `edge`). */
+const EDGE: readonly TimingStage[] = ["parse", "queue", "state", "render", "stages", "safety"];
+
+/** A turn's report: each measured stage, `edge` and `total`, in ms (0.01 ms resolution). */
+export type TimingReport = Partial<Record<TimingStage | "edge" | "total", number>>;
+
+/** The stopwatch of one turn. */
+export class TurnTimer {
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  private lapAt: number;
+  private endedAt: number | null = null;
+  private readonly times = new Map<TimingStage, number>();
+
+  /**
+   * @param now monotonic clock in ms (default `performance.now`).
+   * @param startedAt when the turn's frame or request arrived (default: now).
+   */
+  constructor(now: () => number = () => performance.now(), startedAt?: number) {
+    this.now = now;
+    this.startedAt = startedAt ?? now();
+    this.lapAt = this.startedAt;
+  }
+
+  /** The clock's current time (for stages that measure spans themselves). */
+  clock(): number {
+    return this.now();
+  }
+
+  /** Adds the time since the previous lap (or the start) to `stage`, and starts a new lap. */
+  lap(stage: TimingStage): void {
+    const at = this.now();
+    this.add(stage, at - this.lapAt);
+    this.lapAt = at;
+  }
+
+  /** Starts a new lap without charging the time since the previous one to any stage. */
+  skip(): void {
+    this.lapAt = this.now();
+  }
+
+  /** Adds `ms` to `stage` (negative or non-finite values are ignored). */
+  add(stage: TimingStage, ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) return;
+    this.times.set(stage, (this.times.get(stage) ?? 0) + ms);
+  }
+
+  /** Runs `work`, charging its duration to `stage`. */
+  measure<T>(stage: TimingStage, work: () => T): T {
+    const at = this.now();
+    try {
+      return work();
+    } finally {
+      this.add(stage, this.now() - at);
+      this.lapAt = this.now();
+    }
+  }
+
+  /** Marks the end of the turn (`total` stops here); later calls change nothing. */
+  end(): void {
+    this.endedAt ??= this.now();
+  }
+
+  /** The measured stages so far, `edge` and `total`. */
+  stages(): TimingReport {
+    const report: TimingReport = {};
+    for (const [stage, ms] of this.times) report[stage] = round(ms);
+    const edge = EDGE.reduce((sum, stage) => sum + (this.times.get(stage) ?? 0), 0);
+    report.edge = round(edge);
+    report.total = round((this.endedAt ?? this.now()) - this.startedAt);
+    return report;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 100) / 100;
+}

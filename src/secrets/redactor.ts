@@ -1,0 +1,122 @@
+/**
+ * Secret redaction: the one place that knows what a secret looks like. Every string that came
+ * from an upstream or a request and may reach a client, storage or a log (error messages, error
+ * objects of streamed events, stored errors) passes through `SecretRedactor.text`/`json`.
+ * Invariant: a configured secret (by value: every upstream key, every tenant key, every binding
+ * whose name says it is a key, token, secret or password) never survives redaction, nor does a
+ * token of a known key shape (OpenAI `sk-…`, Groq `gsk_…`, xAI `xai-…`, Google `AIza…`, Fireworks
+ * `fw_…`, Anthropic `sk-ant-…`, Azure 32-hex keys, `Bearer …`), whole or masked the way providers
+ * echo them (`sk-abc***…xyz`).
+ * Sources: https://platform.openai.com/docs/api-reference/authentication (key format),
+ * https://learn.microsoft.com/azure/ai-services/openai/reference#authentication (32-hex keys).
+ */
+
+/** What replaces a secret. */
+export const REDACTED = "[redacted]";
+
+/** Shortest configured value treated as a secret (shorter values would redact ordinary words). */
+const MIN_SECRET_LENGTH = 8;
+
+/** Binding names whose values are secrets, whatever the value looks like. */
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?$/i;
+
+/**
+ * Key shapes redacted even when not configured (an upstream may echo a key Deltagate never saw,
+ * e.g. one of its own). Masked forms (`*` or `…` runs inside) are matched too.
+ */
+const KEY_SHAPES: readonly RegExp[] = [
+  /\bBearer\s+[^\s"',;]+/gi,
+  /\b(?:sk|pk|rk)-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_*.…-]{8,}/g,
+  /\b(?:gsk|fw|hf|ghp|gho|xoxb|glpat)_[A-Za-z0-9_*.…-]{8,}/g,
+  /\bxai-[A-Za-z0-9_*.…-]{8,}/g,
+  /\bAIza[A-Za-z0-9_*.…-]{16,}/g,
+  /\b[a-f0-9]{32}\b/g,
+  /\b(?:api[-_]?key|access[-_]?token|x-api-key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',;}]+/gi,
+];
+
+/** Replaces configured secret values and known key shapes in strings and JSON values. */
+export class SecretRedactor {
+  /** Longest first, so a secret that contains another is replaced whole. */
+  private readonly values: readonly string[];
+
+  /** @param values secret values; blanks and values shorter than 8 characters are ignored. */
+  constructor(values: Iterable<string>) {
+    const unique = new Set<string>();
+    for (const value of values) {
+      const trimmed = value.trim();
+      if (trimmed.length >= MIN_SECRET_LENGTH) unique.add(trimmed);
+    }
+    this.values = [...unique].sort((a, b) => b.length - a.length);
+  }
+
+  /**
+   * Collects every secret of a Worker environment: each string binding whose name ends in
+   * KEY/TOKEN/SECRET/PASSWORD/CREDENTIAL(S), and every key of `DELTAGATE_API_KEYS` (`key:tenant`).
+   * @param extra further secret values, whatever their binding is named (e.g. the upstream keys
+   *   the routing table reads through `api_key_var`); nulls are skipped.
+   */
+  static fromEnv(
+    env: Readonly<Record<string, unknown>>,
+    extra: Iterable<string | null> = [],
+  ): SecretRedactor {
+    const values: string[] = [];
+    for (const value of extra) if (value !== null) values.push(value);
+    for (const [name, value] of Object.entries(env)) {
+      if (typeof value !== "string") continue;
+      if (name === "DELTAGATE_API_KEYS") {
+        for (const entry of value.split(",")) {
+          const cut = entry.lastIndexOf(":");
+          values.push(cut > 0 ? entry.slice(0, cut) : entry);
+        }
+      } else if (SECRET_NAME.test(name)) {
+        values.push(value);
+      }
+    }
+    return new SecretRedactor(values);
+  }
+
+  /** `text` with every configured secret and every key-shaped token replaced by `[redacted]`. */
+  text(text: string): string {
+    let out = text;
+    for (const value of this.values) {
+      if (out.includes(value)) out = out.split(value).join(REDACTED);
+    }
+    for (const shape of KEY_SHAPES) {
+      out = out.replace(shape, (match, separator: unknown) =>
+        typeof separator === "string"
+          ? `${match.slice(0, match.indexOf(separator))}${separator}${REDACTED}`
+          : REDACTED,
+      );
+    }
+    return out;
+  }
+
+  /**
+   * A copy of a JSON value with every string (object keys excluded) redacted. Iterative, so a
+   * deeply nested value cannot overflow the stack.
+   */
+  json<T>(value: T): T {
+    if (typeof value === "string") return this.text(value) as T;
+    if (typeof value !== "object" || value === null) return value;
+    const root: unknown = Array.isArray(value) ? [...value] : { ...value };
+    const stack: Array<Record<string, unknown> | unknown[]> = [root as Record<string, unknown>];
+    for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+      const entries: Array<[string | number, unknown]> = Array.isArray(node)
+        ? node.map((child, index) => [index, child])
+        : Object.entries(node);
+      for (const [key, child] of entries) {
+        (node as Record<string | number, unknown>)[key] = this.copyChild(child, stack);
+      }
+    }
+    return root as T;
+  }
+
+  /** A redacted string, or a shallow copy of a container queued on `stack` for its own pass. */
+  private copyChild(child: unknown, stack: Array<Record<string, unknown> | unknown[]>): unknown {
+    if (typeof child === "string") return this.text(child);
+    if (typeof child !== "object" || child === null) return child;
+    const copy = Array.isArray(child) ? [...child] : { ...child };
+    stack.push(copy as Record<string, unknown> | unknown[]);
+    return copy;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * How a turn's per-stage timing (src/pipeline/turn-timer.ts) reaches the outside. Owns the
+ * opt-in and the three renderings:
+ * - WebSocket: after each turn's terminal event, `{"type":"deltagate.timing","response_id",
+ *   "stages":{…ms}}` on sockets opened with `x-deltagate-timing: 1` (or `?timing=1`), and
+ *   OpenAI's `{"type":"responsesapi.websocket_timing","timing_metrics":{…}}` on sockets opened
+ *   with `x-responsesapi-include-timing-metrics: true` (the header and event Codex uses; field
+ *   names as Codex reads them, openai/codex codex-rs/otel/src/events/session_telemetry.rs);
+ * - HTTP (`POST /v1/responses` with either header): `Server-Timing` (and, for a stream, the
+ *   stages known when its headers leave, then a `deltagate.timing` event after the terminal one);
+ * - logs: one JSON line per turn (`console.log`, content-free), unless `TURN_LOG=0`.
+ * Invariant: nothing is sent to a client that did not ask; nothing a client sent is logged.
+ * Source: https://www.w3.org/TR/server-timing/
+ */
+import type { TimingReport } from "../pipeline/turn-timer.ts";
+
+/** Which timing renderings a client asked for. */
+export interface TimingOptIn {
+  /** Deltagate's own event / `Server-Timing` (`x-deltagate-timing: 1`, `?timing=1`). */
+  deltagate: boolean;
+  /** OpenAI's `responsesapi.websocket_timing` event (`x-responsesapi-include-timing-metrics: true`). */
+  openai: boolean;
+}
+
+/** Deltagate's opt-in header. */
+export const TIMING_HEADER = "x-deltagate-timing";
+/** OpenAI's opt-in header (sent by Codex on its WebSocket handshake). */
+export const OPENAI_TIMING_HEADER = "x-responsesapi-include-timing-metrics";
+
+const TRUE = new Set(["1", "true", "yes", "on"]);
+
+/** The opt-in of a request (its headers, and for an upgrade its `timing` query parameter). */
+export function timingOptIn(headers: Headers, url?: string): TimingOptIn {
+  const query = url ? new URL(url).searchParams.get("timing") : null;
+  const on = (value: string | null) => value !== null && TRUE.has(value.trim().toLowerCase());
+  return {
+    deltagate: on(headers.get(TIMING_HEADER)) || on(query),
+    openai: on(headers.get(OPENAI_TIMING_HEADER)),
+  };
+}
+
+/** True when either rendering was asked for. */
+export function wantsTiming(optIn: TimingOptIn | undefined): boolean {
+  return optIn !== undefined && (optIn.deltagate || optIn.openai);
+}
+
+/** The frames a socket that opted in gets after a turn's terminal event. */
+export function timingFrames(
+  optIn: TimingOptIn,
+  responseId: string,
+  stages: TimingReport,
+  streamId: string | null | undefined,
+): Array<Record<string, unknown>> {
+  const lane = streamId ? { stream_id: streamId } : {};
+  const frames: Array<Record<string, unknown>> = [];
+  if (optIn.deltagate) frames.push({ type: "deltagate.timing", response_id: responseId, stages, ...lane });
+  if (optIn.openai) {
+    frames.push({ type: "responsesapi.websocket_timing", timing_metrics: openAiMetrics(stages), ...lane });
+  }
+  return frames;
+}
+
+/**
+ * OpenAI's timing metrics, from Deltagate's stages: the "engine" is the upstream (its connection,
+ * its time to first event, its generation); the rest of the turn is Deltagate's overhead.
+ */
+function openAiMetrics(stages: TimingReport): Record<string, number> {
+  const ttft = (stages.upstream_connect ?? 0) + (stages.upstream_first_event ?? 0);
+  const engine = ttft + (stages.generation ?? 0);
+  const round = (ms: number) => Math.round(ms * 100) / 100;
+  return {
+    responses_duration_excl_engine_and_client_tool_time_ms: round(Math.max(0, (stages.total ?? 0) - engine)),
+    engine_service_total_ms: round(engine),
+    engine_service_ttft_total_ms: round(ttft),
+  };
+}
+
+/** A `Server-Timing` header value (https://www.w3.org/TR/server-timing/): `name;dur=ms`, comma-separated. */
+export function serverTiming(stages: TimingReport): string {
+  return Object.entries(stages)
+    .map(([name, ms]) => `${name};dur=${ms}`)
+    .join(", ");
+}
+
+/** What one turn's log line says (never content, never a secret). */
+export interface TurnLog {
+  transport: "websocket" | "http";
+  responseId: string | null;
+  model: string;
+  store: boolean;
+  /** The request-level error code when the turn was refused, else null. */
+  error: string | null;
+  stages: TimingReport;
+}
+
+/** Writes one JSON line for a turn (Workers Logs / `wrangler tail` collect `console.log`). */
+export function logTurn(entry: TurnLog): void {
+  console.log(
+    JSON.stringify({
+      type: "deltagate.turn",
+      transport: entry.transport,
+      response_id: entry.responseId,
+      model: entry.model,
+      store: entry.store,
+      error: entry.error,
+      stages: entry.stages,
+    }),
+  );
+}

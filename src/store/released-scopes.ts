@@ -1,0 +1,104 @@
+/**
+ * The grace window of store:false state (`STORE_FALSE_GRACE_MS`): when a socket closes, its
+ * store:false responses are not deleted at once but its scope is *released* (a row in
+ * `released_scopes`), and purged once the window has passed. Owns the SQL of that lifecycle.
+ * Invariants:
+ * - a response still being generated when its socket closes is deleted at release (its client can
+ *   never see it complete, and nothing may chain on an unfinished response);
+ * - at purge, a response that a store:false response of a live scope (open, or released within
+ *   the window) builds on is handed to that scope instead of being deleted, so a chain continued
+ *   from another socket never loses its history while it is continuable: a store:false response
+ *   lives while the last scope that builds on it lives, plus the window;
+ * - a scope's release time is its first (a second release changes nothing).
+ * Every deletion calls `onDelete` (the store's history epoch, conversation-store.ts).
+ * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
+ */
+
+/** Released scopes of one session Durable Object. */
+export class ReleasedScopes {
+  private readonly storage: DurableObjectStorage;
+  private readonly sql: SqlStorage;
+  private readonly onDelete: () => void;
+
+  /**
+   * @param storage the session's storage (schema version 4 or later).
+   * @param onDelete called before anything is deleted or re-parented.
+   */
+  constructor(storage: DurableObjectStorage, onDelete: () => void) {
+    this.storage = storage;
+    this.sql = storage.sql;
+    this.onDelete = onDelete;
+  }
+
+  /**
+   * Starts the window of a closed socket's scope: its unfinished responses are deleted, the rest
+   * stay until `purge` finds the window over. A scope that owns nothing costs one indexed read.
+   * @param at release time, ms since the epoch.
+   */
+  release(connId: string, at: number): void {
+    const owns = this.sql.exec("SELECT 1 FROM responses WHERE conn_id = ? LIMIT 1", connId).toArray();
+    if (owns.length === 0 || this.isReleased(connId)) return; // no write when nothing changes
+    const unfinished = `SELECT id FROM responses WHERE conn_id = ?1 AND status IN ('queued', 'in_progress')`;
+    const running = this.sql.exec(`${unfinished} LIMIT 1`, connId).toArray().length > 0;
+    if (running) this.onDelete();
+    this.storage.transactionSync(() => {
+      if (running) {
+        this.sql.exec(`DELETE FROM items WHERE response_id IN (${unfinished})`, connId);
+        this.sql.exec(`DELETE FROM responses WHERE id IN (${unfinished})`, connId);
+      }
+      this.sql.exec(
+        "INSERT INTO released_scopes (conn_id, released_at) VALUES (?, ?) ON CONFLICT(conn_id) DO NOTHING",
+        connId,
+        at,
+      );
+    });
+  }
+
+  /** True when `connId` was released (and not purged yet). */
+  isReleased(connId: string): boolean {
+    return this.sql.exec("SELECT 1 FROM released_scopes WHERE conn_id = ?", connId).toArray().length > 0;
+  }
+
+  /**
+   * Purges the scopes released at or before `cutoff` (ms): their responses that a live scope's
+   * store:false response builds on move to that scope, the others are deleted with their items
+   * (their children become chain roots, as after a DELETE). Costs one indexed read when nothing
+   * is due.
+   * @returns how many responses were deleted.
+   */
+  purge(cutoff: number): number {
+    const due = this.sql
+      .exec("SELECT 1 FROM released_scopes WHERE released_at <= ? LIMIT 1", cutoff)
+      .toArray();
+    if (due.length === 0) return 0;
+    this.onDelete();
+    let deleted = 0;
+    const expired = "SELECT conn_id FROM released_scopes WHERE released_at <= ?1";
+    this.storage.transactionSync(() => {
+      // Every ancestor of a live scope's response, with that scope as its heir.
+      this.sql.exec(
+        `WITH RECURSIVE up(id, heir) AS (
+           SELECT parent_id, conn_id FROM responses
+             WHERE conn_id IS NOT NULL AND parent_id IS NOT NULL AND conn_id NOT IN (${expired})
+           UNION
+           SELECT r.parent_id, up.heir FROM responses r JOIN up ON r.id = up.id
+             WHERE r.parent_id IS NOT NULL
+         )
+         UPDATE responses SET conn_id = (SELECT heir FROM up WHERE up.id = responses.id LIMIT 1)
+           WHERE conn_id IN (${expired}) AND id IN (SELECT id FROM up)`,
+        cutoff,
+      );
+      const doomed = `SELECT id FROM responses WHERE conn_id IN (${expired})`;
+      this.sql.exec(`UPDATE responses SET parent_id = NULL WHERE parent_id IN (${doomed})`, cutoff);
+      this.sql.exec(`DELETE FROM items WHERE response_id IN (${doomed})`, cutoff);
+      deleted = this.sql.exec(`DELETE FROM responses WHERE conn_id IN (${expired})`, cutoff).rowsWritten;
+      this.sql.exec("DELETE FROM released_scopes WHERE released_at <= ?", cutoff);
+    });
+    return deleted;
+  }
+
+  /** The earliest release time (ms) of a scope not purged yet, or null when there is none. */
+  earliest(): number | null {
+    return this.sql.exec<{ t: number | null }>("SELECT MIN(released_at) AS t FROM released_scopes").one().t;
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Keepalive (issue #10 item 7): while a response is in flight and its upstream stays silent longer
+ * than `KEEPALIVE_MS` (1 s in the test configuration; a long prefill simulated with `delay_ms`),
+ * Deltagate sends `{"type":"keepalive","sequence_number":N}` — a WebSocket text frame (with the
+ * lane's `stream_id`) or an SSE `event: keepalive` — numbered and logged like any event. The socket
+ * stays open, and the `openai` SDK (its accumulator, `responses.stream`, streamed `create`) finishes
+ * the response without error.
+ */
+import { describe, expect, it } from "vitest";
+import { sdkClient } from "../support/sdk-client.ts";
+import { SseReader } from "../support/sse-reader.ts";
+import { connect, KEY_A, uniqueSession, validateWithSdk, workerFetch } from "../support/ws-client.ts";
+
+const MODEL = "deltagate-sim";
+const SILENT = "think first [sim:delay_ms=3000] [sim:tokens=5]";
+
+describe("keepalive", () => {
+  it("fills a silent upstream with keepalive frames on every lane; the SDK accumulator ignores them", async () => {
+    const ws = await connect({ session: uniqueSession("keepalive-ws") });
+    ws.send({ type: "response.create", model: MODEL, input: SILENT });
+    ws.send({ type: "response.create", model: MODEL, stream_id: "side", input: SILENT });
+    for (const lane of [undefined, "side"]) {
+      const frames = await ws.turn(0, lane);
+      const types = frames.map((f) => f.type);
+      expect(types.slice(0, 2)).toEqual(["response.created", "response.in_progress"]);
+      const keepalives = frames.filter((f) => f.type === "keepalive");
+      expect(keepalives.length).toBeGreaterThanOrEqual(1);
+      for (const frame of keepalives) {
+        expect(Object.keys(frame).sort()).toEqual(
+          lane ? ["sequence_number", "stream_id", "type"] : ["sequence_number", "type"],
+        );
+      }
+      // Before the upstream's first output event.
+      expect(types.indexOf("keepalive")).toBeLessThan(types.indexOf("response.output_item.added"));
+      expect(types.at(-1)).toBe("response.completed");
+      const final = await validateWithSdk(frames);
+      expect(final.output_text.length).toBeGreaterThan(0);
+    }
+    expect(ws.closeEvent).toBeNull();
+    ws.close();
+  });
+
+  it("sends event: keepalive on SSE, logs it for replay, and the SDK's HTTP stream finishes", async () => {
+    const auth = { authorization: `Bearer ${KEY_A}` };
+    const res = await workerFetch("/v1/responses", {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, input: SILENT, stream: true }),
+    });
+    const events = await new SseReader(res.body!).rest();
+    const keepalive = events.find((e) => e.data.type === "keepalive");
+    expect(keepalive?.name).toBe("keepalive");
+    expect(keepalive?.data).toEqual({ type: "keepalive", sequence_number: keepalive?.data.sequence_number });
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    const id = (events[0]!.data.response as { id: string }).id;
+    const replay = await new SseReader(
+      (await workerFetch(`/v1/responses/${id}?stream=true&starting_after=-1`, { headers: auth })).body!,
+    ).rest();
+    expect(replay.map((e) => e.data)).toEqual(events.map((e) => e.data));
+
+    const client = sdkClient();
+    const stream = client.responses.stream({ model: MODEL, input: SILENT });
+    const seen: string[] = [];
+    stream.on("event", (event) => seen.push(event.type));
+    const final = await stream.finalResponse();
+    expect(final.status).toBe("completed");
+    expect(seen).toContain("keepalive");
+    const iterated: string[] = [];
+    for await (const event of await client.responses.create({ model: MODEL, input: SILENT, stream: true })) {
+      iterated.push(event.type);
+    }
+    expect(iterated).toContain("keepalive");
+    expect(iterated.at(-1)).toBe("response.completed");
+  });
+});
