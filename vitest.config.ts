@@ -102,6 +102,57 @@ export default defineConfig({
               // …and two simulator routes, so every attempt of a failing turn shows in the recorder.
               { model: "sim-retry*", api: "responses-http", base_url: upstream, max_retries: 2 },
               { model: "sim-retry*", api: "responses-http", base_url: upstream, max_retries: 1 },
+              // Safety policies per route (src/safety/; UPSTREAMS[].safety), all classifying at the
+              // simulator's /v1/moderations (SAFETY_MODERATION_URL defaults to the upstream).
+              // Input by moderation, output by the local rules (one remote call per turn at most).
+              {
+                model: "sim-safe-mod*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: { classifier: "moderation", output_classifier: "rules", timeout_ms: 3_000 },
+              },
+              // Output windows by moderation; tool outputs trusted (so a test can feed the model text
+              // that only its output repeats).
+              {
+                model: "sim-safe-out*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: {
+                  classifier: "moderation",
+                  items: { function_call_output: "trust" },
+                  window_chars: 40,
+                },
+              },
+              {
+                model: "sim-safe-rules*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: { items: { function_call_output: "trust" } },
+              },
+              {
+                model: "sim-safe-block*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: { mode: "blocking", classifier: "moderation", output_classifier: "none" },
+              },
+              {
+                model: "sim-safe-fail*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: { classifier: "moderation", timeout_ms: 300 },
+              },
+              {
+                model: "sim-safe-open*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: { classifier: "moderation", failure: "open", timeout_ms: 300 },
+              },
+              {
+                model: "sim-safe-report*",
+                api: "responses-http",
+                base_url: upstream,
+                safety: { report_events: true },
+              },
               // Encrypted reasoning across a fallback (src/upstream/encrypted-reasoning.ts): a
               // WebSocket route, then the HTTP route of the same provider (same base URL)…
               { model: "sim-fb-same*", api: "responses-ws", base_url: upstream, max_retries: 0 },
@@ -126,6 +177,15 @@ export default defineConfig({
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",
+                  // Safety: tenant-b runs with safety off; the rules also flag the test marker
+                  // (test/support/safety.ts), as the simulator's /v1/moderations does.
+                  SAFETY_TENANTS: JSON.stringify({ "tenant-b": { mode: "off" } }),
+                  SAFETY_LOG: "off", // quiet test output; report.ts's log lines have a unit test
+                  SAFETY_RULES: JSON.stringify({
+                    patterns: [
+                      { pattern: "zebra-flag-marker", flags: "i", category: "test/marker", hold: 20 },
+                    ],
+                  }),
                   ...Object.fromEntries(
                     ECHO_SHAPES.map((shape) => [ECHO_KEY_BINDINGS[shape], ECHO_KEYS[shape]]),
                   ),

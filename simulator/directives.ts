@@ -40,6 +40,14 @@ export interface Directives {
    */
   splitChars: boolean;
   /**
+   * Text the "model" weaves into its output (`emit_hex=HEX`, UTF-8 in hex): the middle of a plain
+   * answer, the end of a tool-output summary, the end of a generated shell command. Hex keeps the
+   * text itself out of the input, so a safety classifier sees it only in the output. Null = none.
+   */
+  emit: string | null;
+  /** Code points per text/arguments delta (`delta_chars=N`, 1–64; default 16). */
+  deltaChars: number;
+  /**
    * Responses only (`reasoning=1`): the output starts with a `reasoning` item (with
    * `encrypted_content` when the request's `include` asks for it), as a reasoning model's does.
    */
@@ -63,6 +71,8 @@ export const DEFAULT_DIRECTIVES: Directives = {
   wsDropSeed: 1,
   wsMaxResponses: 0,
   splitChars: false,
+  emit: null,
+  deltaChars: 16,
   reasoning: false,
   hold: null,
 };
@@ -73,6 +83,12 @@ function parseCount(value: string, min: number, max: number): number | null {
   if (!/^\d+$/.test(value)) return null;
   const n = Number(value);
   return n >= min && n <= max ? n : null;
+}
+
+/** Decodes `emit_hex`: an even number of hex digits (≤ 2,048 bytes) as UTF-8, else null. */
+function parseHex(value: string): string | null {
+  if (!/^(?:[0-9a-fA-F]{2}){1,2048}$/.test(value)) return null;
+  return Buffer.from(value, "hex").toString("utf8");
 }
 
 function parseFail(value: string): FailureMode | null {
@@ -122,6 +138,12 @@ export function parseDirectives(text: string): Directives {
         break;
       case "split_chars":
         d.splitChars = value === "1" || value === "true";
+        break;
+      case "emit_hex":
+        d.emit = parseHex(value) ?? d.emit;
+        break;
+      case "delta_chars":
+        d.deltaChars = parseCount(value, 1, 64) ?? d.deltaChars;
         break;
       case "reasoning":
         d.reasoning = value === "1" || value === "true";

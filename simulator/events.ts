@@ -97,6 +97,8 @@ export interface EventPlan {
   firstEventAtMs: number;
   /** Decode time of one token, ms. */
   msPerToken: number;
+  /** Code points per text/arguments delta (default `DELTA_CHARS`). */
+  deltaChars?: number;
 }
 
 /** Builds the full event sequence; the last step is the terminal event. */
@@ -128,7 +130,7 @@ export function buildEventSteps(plan: EventPlan): EventStep[] {
         content_index: 0,
         part: emptyPart,
       });
-      for (const delta of chunkText(text)) {
+      for (const delta of chunkText(text, plan.deltaChars)) {
         t += estimateTokens(delta) * plan.msPerToken;
         push({
           type: "response.output_text.delta",
@@ -164,7 +166,7 @@ export function buildEventSteps(plan: EventPlan): EventStep[] {
         output_index,
         item: { ...item, status: "in_progress", arguments: "" },
       });
-      for (const delta of chunkText(item.arguments)) {
+      for (const delta of chunkText(item.arguments, plan.deltaChars)) {
         t += estimateTokens(delta) * plan.msPerToken;
         push({ type: "response.function_call_arguments.delta", item_id: id, output_index, delta });
       }

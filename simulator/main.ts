@@ -2,7 +2,8 @@
  * CLI entry of the reference simulator: `node simulator/main.ts`. Environment: SIM_PORT
  * (default 8788), SIM_HOST (default 127.0.0.1), SIM_DECODE_TPS (tokens/s, default 1000),
  * SIM_PREFILL_MS_PER_TOKEN (ms, default 0.05), SIM_FIRST_TOKEN_MS (ms, default 5), SIM_STRICT
- * (`0` = lenient validation; default strict). Stops
+ * (`0` = lenient validation; default strict), SIM_MODERATION_MS (moderation latency, ms,
+ * default 0), SIM_MODERATION_FLAG_WORDS (comma-separated extra words `/v1/moderations` flags). Stops
  * cleanly on SIGINT/SIGTERM.
  */
 import { type SimulatorOptions, startSimulator } from "./server.ts";
@@ -27,6 +28,10 @@ if (prefill !== undefined) options.prefillMsPerToken = prefill;
 const overhead = envNumber("SIM_FIRST_TOKEN_MS");
 if (overhead !== undefined) options.firstTokenOverheadMs = overhead;
 
+const moderationMs = envNumber("SIM_MODERATION_MS");
+if (moderationMs !== undefined) options.moderationLatencyMs = moderationMs;
+const flagWords = process.env.SIM_MODERATION_FLAG_WORDS;
+if (flagWords) options.moderationFlagWords = flagWords.split(",").map((w) => w.trim());
 if (process.env.SIM_STRICT === "0") options.strict = false;
 
 const sim = await startSimulator(options);

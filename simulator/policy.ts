@@ -75,6 +75,14 @@ function toolOutputsSinceUser(ctx: SimContext): string[] {
   return outputs;
 }
 
+/** `text` with `emit` woven in after its middle word (unchanged when `emit` is null). */
+function withEmitted(text: string, emit: string | null): string {
+  if (emit === null) return text;
+  const words = text.split(" ");
+  const half = Math.floor(words.length / 2);
+  return [...words.slice(0, half), emit, ...words.slice(half)].join(" ").trim();
+}
+
 /** Cuts `text` to at most `maxTokens` estimated tokens (by code points, 4 per token for ASCII). */
 function truncateToTokens(text: string, maxTokens: number): string {
   const chars = Array.from(text);
@@ -101,7 +109,11 @@ export function planTurn(ctx: SimContext, directives: Directives): Plan {
   const tool = choice === "none" ? undefined : chooseTool(ctx.tools, choice);
   if (tool && (forced || completedToolRounds(ctx) < directives.toolRounds)) {
     const userText = lastUserText(ctx.items);
-    const hints = { command: commandFromText(userText), userText: stripDirectives(userText) };
+    const command = commandFromText(userText);
+    const hints = {
+      command: directives.emit === null ? command : `${command} ${directives.emit}`,
+      userText: stripDirectives(userText),
+    };
     const count = ctx.parallelToolCalls ? directives.parallel : 1;
     const items: PlannedItem[] = [];
     for (let i = 0; i < count; i++) {
@@ -121,8 +133,9 @@ export function planTurn(ctx: SimContext, directives: Directives): Plan {
       .slice(0, 200)
       .join("");
     text = `Done after ${outputs.length} tool call(s). Last output: ${last}`;
+    if (directives.emit !== null) text = `${text} ${directives.emit}`;
   } else {
-    text = answerText(fnv1a(canonicalJson(ctx.items)), directives.answerTokens);
+    text = withEmitted(answerText(fnv1a(canonicalJson(ctx.items)), directives.answerTokens), directives.emit);
   }
   let truncated = false;
   if (ctx.maxOutputTokens !== null && estimateTokens(text) > ctx.maxOutputTokens) {

@@ -145,6 +145,7 @@ export function prepareTurn(
     usage,
     firstEventAtMs: generate ? firstEventDelayMs(state.timing, inputTokens - cached, directives.delayMs) : 0,
     msPerToken: decodeMs(state.timing, 1),
+    deltaChars: directives.deltaChars,
   });
   const last = steps[steps.length - 1]?.event;
   const final = last && "response" in last ? (last.response as WireResponse) : initial;

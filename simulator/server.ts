@@ -11,7 +11,7 @@ import { handleChatCompletions } from "./chat-completions.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
 import { Holds } from "./holds.ts";
 import { sendError, sendJson } from "./http-util.ts";
-import { handleModerations } from "./moderations.ts";
+import { DEFAULT_MODERATION, handleModerations } from "./moderations.ts";
 import { KeyedPrefixCache } from "./prefix-cache.ts";
 import { ReasoningLedger } from "./reasoning.ts";
 import { Recorder, recordToJson } from "./recorder.ts";
@@ -39,6 +39,10 @@ export interface SimulatorOptions {
   firstTokenOverheadMs?: number;
   /** Responses each WS connection keeps in its local cache (default 1, like OpenAI). */
   wsCacheSize?: number;
+  /** Latency of every `/v1/moderations` answer, ms (default 0). */
+  moderationLatencyMs?: number;
+  /** Extra words `/v1/moderations` flags (default none; "attack" and `[sim:flag]` always flag). */
+  moderationFlagWords?: readonly string[];
   /**
    * Validate every request like the strictest known upstream (default true): OpenAI's rules
    * plus tool-group adjacency (simulator/README.md, "Strict validation"). False keeps the
@@ -134,6 +138,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     recorder,
     wsConnections: new WsConnectionLog(),
     wsCacheSize: options.wsCacheSize ?? DEFAULT_CONNECTION_CACHE_SIZE,
+    moderation: {
+      latencyMs: options.moderationLatencyMs ?? DEFAULT_MODERATION.latencyMs,
+      flagWords: options.moderationFlagWords ?? DEFAULT_MODERATION.flagWords,
+    },
     strict: options.strict ?? true,
     reasoning: new ReasoningLedger(),
     holds: new Holds(),

@@ -4,7 +4,9 @@
  * and whether validation is strict. Passed to every
  * endpoint handler.
  */
+
 import type { Holds } from "./holds.ts";
+import type { ModerationSettings } from "./moderations.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
 import type { ReasoningLedger } from "./reasoning.ts";
 import type { Recorder } from "./recorder.ts";
@@ -24,6 +26,8 @@ export interface SimState {
   wsConnections: WsConnectionLog;
   /** Responses each WS connection keeps in its local cache. */
   wsCacheSize: number;
+  /** Latency and flag words of `/v1/moderations`. */
+  moderation: ModerationSettings;
   /**
    * Validate requests like the strictest known upstream (simulator/README.md, "Strict
    * validation"); false keeps only OpenAI's call_id pairing. Default true.

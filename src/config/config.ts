@@ -3,6 +3,7 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
+import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
 import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
 import {
@@ -38,6 +39,8 @@ export interface Config {
   retentionMs: number;
   /** Grace period before an abandoned store:true response is cancelled, in ms (default 10 minutes). */
   abandonGraceMs: number;
+  /** Safety checks: policy by deployment, route and tenant, classifiers (src/safety/config.ts). */
+  safety: SafetySettings;
   /**
    * The secrets of this environment (every key-named binding, every tenant key, every route's
    * upstream key), redacted from every error and log line (src/secrets/redactor.ts).
@@ -181,6 +184,7 @@ export function parseConfig(env: Env): Config {
       .int()
       .positive()
       .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
+    safety: parseSafetySettings(env, routes, upstream, env.AI !== undefined),
     redactor: SecretRedactor.fromEnv(
       env,
       routes.map((route) => route.apiKey),

@@ -45,4 +45,28 @@ export interface Env {
   WS_MAX_CONNECTION_MS?: string;
   /** Ms of silence in a response's stream after which a `keepalive` event is sent (default 15,000; 0 = never). */
   KEEPALIVE_MS?: string;
+  /** Safety policy of the deployment, JSON (src/safety/policy.ts; README "Safety"). */
+  SAFETY?: string;
+  /** Safety mode: `off`, `blocking` or `parallel` (default); wins over `SAFETY.mode`. */
+  SAFETY_MODE?: string;
+  /** Safety policy overrides by tenant, JSON object `{"tenant": {…}}`. */
+  SAFETY_TENANTS?: string;
+  /** Local rules classifier configuration, JSON (src/safety/classifiers/rules.ts). */
+  SAFETY_RULES?: string;
+  /** Base URL (with `/v1`) of the moderation endpoint (default `UPSTREAM_BASE_URL`). */
+  SAFETY_MODERATION_URL?: string;
+  /** Secret bearer token of the moderation endpoint (default `UPSTREAM_API_KEY` for the default URL). */
+  SAFETY_MODERATION_API_KEY?: string;
+  /** Moderation model (default `omni-moderation-latest`). */
+  SAFETY_MODERATION_MODEL?: string;
+  /** Workers AI model of the llama-guard classifier (default `@cf/meta/llama-guard-3-8b`). */
+  SAFETY_LLAMA_GUARD_MODEL?: string;
+  /** Cross-session batching wait in ms (0 = off, default). */
+  SAFETY_BATCH_WAIT_MS?: string;
+  /** Cross-session batch size cap in texts (default 32). */
+  SAFETY_BATCH_MAX_TEXTS?: string;
+  /** Accounting log lines: `all`, `notable` (default) or `off`. */
+  SAFETY_LOG?: string;
+  /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
+  AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

@@ -27,6 +27,17 @@ export const SETTING_NAMES = [
   "KEEPALIVE_MS",
   "STORE_FALSE_GRACE_MS",
   "TURN_LOG",
+  "SAFETY_MODE",
+  "SAFETY",
+  "SAFETY_TENANTS",
+  "SAFETY_RULES",
+  "SAFETY_MODERATION_URL",
+  "SAFETY_MODERATION_API_KEY",
+  "SAFETY_MODERATION_MODEL",
+  "SAFETY_LLAMA_GUARD_MODEL",
+  "SAFETY_BATCH_WAIT_MS",
+  "SAFETY_BATCH_MAX_TEXTS",
+  "SAFETY_LOG",
 ] as const satisfies readonly (keyof Env)[];
 
 /** One of `SETTING_NAMES`. */
@@ -35,7 +46,7 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 /** The variables declared in `Env` (without its index signature) that are not bindings. */
 type DeclaredSetting = Exclude<
   keyof { [K in keyof Env as string extends K ? never : number extends K ? never : K]: Env[K] },
-  "SESSIONS"
+  "SESSIONS" | "AI"
 >;
 /** Fails to compile, naming the variable, when `Env` declares a setting missing from the list. */
 type ListsEverySetting<Missing extends never> = Missing;

@@ -84,5 +84,6 @@ export function terminalOutcome(
     incompleteDetails:
       status === "incomplete" ? ((response.incomplete_details as Json | undefined) ?? null) : null,
     completedAt: at,
+    moderation: (response.moderation as Json | undefined) ?? null, // set by the safety stage (src/safety/)
   };
 }

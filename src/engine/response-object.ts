@@ -107,5 +107,7 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     truncation: s.truncation ?? "disabled",
     usage: record.usage,
     user: s.user ?? null,
+    // Only when the request asked for moderation (src/safety/report.ts).
+    ...(record.moderation ? { moderation: record.moderation } : {}),
   };
 }

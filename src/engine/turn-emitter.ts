@@ -89,6 +89,7 @@ export class TurnEmitter {
       error: outcome.error,
       incompleteDetails: outcome.incompleteDetails,
       completedAt: outcome.completedAt,
+      moderation: outcome.moderation ?? null,
     };
     // A cancelled response ends with response.failed: the stream protocol has no "cancelled" event.
     const type = outcome.status === "cancelled" ? "failed" : outcome.status;

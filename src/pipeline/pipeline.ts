@@ -3,20 +3,23 @@
  * per turn and gets the model's upstream wrapped by every stage, in the order listed in
  * `createTurnPipeline`:
  *
- *   route chain (innermost) → timing → usage → context window → redaction (outermost)
+ *   route chain (innermost) → timing → safety → usage → context window → redaction (outermost)
  *
  * `open()` on the result runs outermost first: the context window fits the request, usage fills a
- * missing usage on the stream, the route chain retries and falls back across the model's routes;
- * on the way back, redaction removes secrets from every error the upstream reported (it must stay
- * last: it is the one path upstream error text takes to clients, storage and logs).
+ * missing usage on the stream, safety checks the input and the generated output, the route chain
+ * retries and falls back across the model's routes; on the way back, redaction removes secrets
+ * from every error the upstream reported (it must stay last: it is the one path upstream error
+ * text takes to clients, storage and logs).
  * A new stage (safety, timing, tenant limits…) is one file in this folder implementing `TurnStage`
  * (stage.ts) plus one line in the list below; nothing else changes.
  */
 import type { ContextWindow } from "../context/context-window.ts";
+import type { SessionSafety } from "../safety/session-safety.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { Upstream } from "../upstream/upstream.ts";
 import { contextWindowStage } from "./context-window-stage.ts";
 import { redactionStage } from "./redaction-stage.ts";
+import { safetyStage } from "./safety-stage.ts";
 import type { PreparedTurn, TurnStage } from "./stage.ts";
 import { timingStage } from "./timing-stage.ts";
 import { usageStage } from "./usage-stage.ts";
@@ -31,6 +34,8 @@ export interface PipelineServices {
   routeChain(model: string): Upstream;
   /** The session's context window (src/context/context-window.ts). */
   window: ContextWindow;
+  /** The session's safety checks (src/safety/session-safety.ts). */
+  safety: SessionSafety;
   /** The secrets of the environment (src/secrets/redactor.ts). */
   redactor: SecretRedactor;
 }
@@ -66,6 +71,7 @@ export function createTurnPipeline(services: PipelineServices): TurnPipeline {
     (model) => services.routeChain(model),
     [
       timingStage(), // per-stage timing of the upstream alone (turn-timer.ts)
+      safetyStage(services.safety), // input and output checks (src/safety/), inside usage and window
       usageStage(services.window), // a usage on every completed response (src/context/usage.ts)
       contextWindowStage(services.window), // `truncation` before anything is sent (src/context/)
       redactionStage(services.redactor), // outermost: no secret in any upstream error (src/secrets/)

@@ -115,6 +115,21 @@ export const createRequest = turnSettings.extend({
   generate: z.boolean().nullish(),
   /** WebSocket only: lane label. Syntax is checked by the lane scheduler. */
   stream_id: z.string().nullish(),
+  /**
+   * Moderation of this response's input and output (OpenAI's `moderation` parameter): Deltagate
+   * runs it itself (src/safety/) and reports `response.moderation`; it is never forwarded upstream.
+   */
+  moderation: z
+    .object({
+      model: z.string().min(1),
+      policy: z
+        .object({
+          input: z.object({ mode: z.enum(["score", "block"]) }).nullish(),
+          output: z.object({ mode: z.enum(["score", "block"]) }).nullish(),
+        })
+        .nullish(),
+    })
+    .nullish(),
 });
 
 /** A validated create request (settings keep their wire names). */

@@ -32,6 +32,8 @@ import {
   responseNotFound,
 } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
+import { SessionSafety } from "../safety/session-safety.ts";
+import type { ChainRow } from "../safety/verdict-cache.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
@@ -74,6 +76,8 @@ interface ExportedResponse {
   /** history(parent) + the response's own input, oldest first. */
   input: StoredItem[];
   output: StoredItem[];
+  /** Policies its chain was safety-checked under (src/safety/verdict-cache.ts). */
+  safety?: ChainRow[];
 }
 
 /** One agent session: its sockets, conversation state and turns. */
@@ -84,6 +88,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly live: LiveRegistry;
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
+  private readonly safety: SessionSafety;
   private readonly router: UpstreamRouter;
   /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
   private readonly presence: ClientPresence;
@@ -112,9 +117,16 @@ export class SessionDurableObject extends DurableObject<Env> {
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, adapterDefaults));
     this.router = router;
     const window = new ContextWindow(this.store);
+    this.safety = new SessionSafety({
+      settings: this.config.safety,
+      sql: ctx.storage.sql,
+      tenant: () => ownerTenant(ctx.storage.sql),
+      ai: env.AI ?? null,
+    });
     const pipeline = createTurnPipeline({
       routeChain: (model) => router.upstreamFor(model),
       window,
+      safety: this.safety,
       redactor: this.config.redactor,
     });
     const engine = new TurnEngine({
@@ -305,6 +317,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       record,
       input: [...history, ...this.store.items(id, "input")],
       output: this.store.items(id, "output"),
+      safety: this.safety.exportChain(id),
     };
     return JSON.stringify(exported);
   }
@@ -341,6 +354,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       },
       null,
     );
+    this.safety.importChain(id, exported.safety ?? []);
     await this.scheduleAlarm();
     return true;
   }

@@ -42,6 +42,8 @@ export interface ResponseRecord {
   incompleteDetails: Json | null;
   createdAt: number;
   completedAt: number | null;
+  /** `response.moderation` results, when the request asked for them (src/safety/). */
+  moderation?: Json | null;
 }
 
 interface ResponseRow extends Record<string, SqlStorageValue> {
@@ -58,6 +60,7 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   incomplete_details: string | null;
   created_at: number;
   completed_at: number | null;
+  moderation: string | null;
 }
 
 const INPUT = 0;
@@ -82,6 +85,7 @@ function decode(row: ResponseRow, settings: string): ResponseRecord {
     incompleteDetails: parseJson(row.incomplete_details),
     createdAt: row.created_at,
     completedAt: row.completed_at,
+    moderation: parseJson(row.moderation),
   };
 }
 
@@ -93,6 +97,8 @@ export interface ResponseOutcome {
   error: Json | null;
   incompleteDetails: Json | null;
   completedAt: number;
+  /** `response.moderation` results (src/safety/), when the request asked for them. */
+  moderation?: Json | null;
 }
 
 /** The key of an item row: its response, input or output, and position. */
@@ -227,12 +233,14 @@ export class ConversationStore {
       this.insertItems(id, OUTPUT, outcome.output);
       if (logTail) this.eventLogs.append(id, logTail);
       this.sql.exec(
-        "UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ? WHERE id = ?",
+        `UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ?,
+           moderation = ? WHERE id = ?`,
         outcome.status,
         outcome.usage === null ? null : JSON.stringify(outcome.usage),
         outcome.error === null ? null : JSON.stringify(outcome.error),
         outcome.incompleteDetails === null ? null : JSON.stringify(outcome.incompleteDetails),
         outcome.completedAt,
+        outcome.moderation ? JSON.stringify(outcome.moderation) : null,
         id,
       );
     });

@@ -10,6 +10,7 @@ import v2 from "../../migrations/0002_item_tokens.sql";
 import v3 from "../../migrations/0003_event_logs.sql";
 import v4 from "../../migrations/0004_large_values.sql";
 import v5 from "../../migrations/0005_released_scopes.sql";
+import v6 from "../../migrations/0006_safety.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -24,6 +25,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 3, sql: v3 },
   { version: 4, sql: v4 },
   { version: 5, sql: v5 },
+  { version: 6, sql: v6 },
 ];
 
 /**

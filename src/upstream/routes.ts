@@ -9,7 +9,8 @@
  * written into the table itself); `idle_ms` (responses-ws only) overrides `UPSTREAM_IDLE_MS` for the
  * route's warm socket; `context_window` (tokens, default `UPSTREAM_CONTEXT_WINDOW` or 128,000) is
  * what `truncation` fits into; `max_retries` (default `UPSTREAM_MAX_RETRIES` or 2) bounds retries of
- * a 429/5xx before the first event. Routes with the same `model` pattern as the first matching one
+ * a 429/5xx before the first event; `safety` overrides the safety policy for the route's models
+ * (src/safety/policy.ts; README "Safety"). Routes with the same `model` pattern as the first matching one
  * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
  * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default `responses-http`).
  * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
@@ -45,6 +46,8 @@ export interface UpstreamRoute {
   maxRetries: number;
   /** First retry delay in ms (doubles per retry; see fallback.ts). */
   retryBaseMs: number;
+  /** The route's safety policy override (`safety`, parsed by src/safety/config.ts), or null. */
+  safety: Record<string, unknown> | null;
 }
 
 /** Settings every route gets unless it sets its own (from `UPSTREAM_CONTEXT_WINDOW` & co.). */
@@ -76,6 +79,7 @@ const routeSchema = z.strictObject({
   upstream_store: z.boolean().optional(),
   context_window: z.number().int().positive().optional(),
   max_retries: z.number().int().min(0).max(5).optional(),
+  safety: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** Source of secret values by binding name (the Worker/Durable Object `env`). */
@@ -105,6 +109,7 @@ export function parseRoutes(
         upstreamModel: null,
         idleMs: null,
         upstreamStore: false,
+        safety: null,
         ...defaults,
       },
     ];
@@ -134,6 +139,7 @@ export function parseRoutes(
       contextWindow: route.context_window ?? defaults.contextWindow,
       maxRetries: route.max_retries ?? defaults.maxRetries,
       retryBaseMs: defaults.retryBaseMs,
+      safety: route.safety ?? null,
     };
   });
 }

@@ -192,4 +192,43 @@ describe("simulator /v1/moderations", () => {
     expect(res.results[0]?.flagged).toBe(true);
     expect(res.results[0]?.category_applied_input_types.violence).toEqual(["text", "image"]);
   });
+
+  it("is scriptable: latency, failures and unusable answers by directive, flag words by option", async () => {
+    const started = Date.now();
+    const slow = await client.moderations.create({ input: ["hi [sim:mod_delay_ms=120]"] });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(115);
+    expect(slow.results).toHaveLength(1);
+    await expect(client.moderations.create({ input: "x [sim:mod_fail=status:503]" })).rejects.toMatchObject({
+      status: 503,
+    });
+    const raw = async (input: string) => {
+      const res = await fetch(`${sim.url}/v1/moderations`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: [input, "second"] }),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const notJson = await raw("[sim:mod_reply=not_json]");
+    expect(notJson.status).toBe(200);
+    expect(() => JSON.parse(notJson.text)).toThrow();
+    expect(
+      (JSON.parse((await raw("[sim:mod_reply=no_results]")).text) as { results: unknown[] }).results,
+    ).toHaveLength(1);
+    const words = await startSimulator({
+      port: 0,
+      quiet: true,
+      moderationFlagWords: ["Zebra"],
+      moderationLatencyMs: 50,
+    });
+    try {
+      const other = new OpenAI({ apiKey: "k", baseURL: `${words.url}/v1`, maxRetries: 0 });
+      const t0 = Date.now();
+      const res = await other.moderations.create({ input: ["a zebra crossing", "a horse"] });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(45);
+      expect(res.results.map((r) => r.flagged)).toEqual([true, false]);
+    } finally {
+      await words.close();
+    }
+  });
 });

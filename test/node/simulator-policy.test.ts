@@ -35,6 +35,8 @@ describe("simulator directives", () => {
       wsDropSeed: 1,
       wsMaxResponses: 0,
       splitChars: false,
+      emit: null,
+      deltaChars: 16,
       reasoning: false,
       hold: null,
     });
@@ -51,6 +53,14 @@ describe("simulator directives", () => {
     expect(parseDirectives("[sim:fail=midstream]").fail).toEqual({ kind: "midstream" });
     expect(parseDirectives("[sim:fail=before]").fail).toEqual({ kind: "before", status: 500 });
     expect(parseDirectives("[sim:fail=nope] plain").fail).toBeNull();
+    expect(parseDirectives("[sim:emit_hex=68c3a9] [sim:delta_chars=2]")).toMatchObject({
+      emit: "hé",
+      deltaChars: 2,
+    });
+    expect(parseDirectives("[sim:emit_hex=6] [sim:delta_chars=0]")).toMatchObject({
+      emit: null,
+      deltaChars: 16,
+    });
     expect(stripDirectives("find [sim:tools=2]  docs ")).toBe("find docs");
   });
 });
@@ -193,5 +203,23 @@ describe("simulator event sequence", () => {
     const cut = midstreamCutIndex(steps);
     expect(steps.slice(0, cut).filter((s) => s.event.type.endsWith(".delta"))).toHaveLength(3);
     expect(steps[cut - 1]?.event.type.endsWith(".delta")).toBe(true);
+  });
+});
+
+describe("simulator emit_hex", () => {
+  it("weaves the emitted text into a plain answer, a tool-output summary and a generated command", () => {
+    const emit = "zebra";
+    const directives = parseDirectives(`[sim:emit_hex=${Buffer.from(emit).toString("hex")}] [sim:tokens=10]`);
+    const answer = planTurn(ctx([{ type: "message", role: "user", content: "hi" }]), directives);
+    expect(answer.items[0]).toMatchObject({ type: "message", text: expect.stringContaining(` ${emit} `) });
+    const tool = {
+      name: "exec_command",
+      parameters: { type: "object", properties: { cmd: { type: "string" } } },
+    };
+    const call = planTurn(ctx([{ type: "message", role: "user", content: "run `ls`" }], [tool]), directives);
+    expect(call.items[0]).toMatchObject({
+      type: "function_call",
+      arguments: JSON.stringify({ cmd: `ls ${emit}` }),
+    });
   });
 });

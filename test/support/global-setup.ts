@@ -23,7 +23,13 @@ declare module "vitest" {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const sim = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true });
+  // The safety tests' marker (test/support/safety.ts) is flagged by /v1/moderations too.
+  const sim = await startSimulator({
+    port: 0,
+    host: "127.0.0.1",
+    quiet: true,
+    moderationFlagWords: ["zebra-flag-marker"],
+  });
   const other = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true });
   const large = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true, prefillMsPerToken: 0 });
   const echo = await startEchoUpstream();

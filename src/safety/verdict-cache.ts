@@ -1,0 +1,142 @@
+/**
+ * The session's memory of safety checks, in its Durable Object's SQLite (migrations/0004_safety.sql):
+ * verdicts by (classifier, content hash), and chains known to be checked under a policy
+ * fingerprint. Owns all SQL on those tables and their bounds.
+ * Invariants: a verdict is only ever read back under the classifier id that produced it; a chain
+ * row exists only for a response whose every input and output item was checked under that
+ * policy; both tables stay bounded (oldest verdicts and rows of deleted responses are pruned);
+ * the cursor of every read is consumed before any `await`.
+ * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
+ */
+import type { Verdict } from "./classifier.ts";
+
+/** The bounds of the cache. */
+export interface CacheLimits {
+  /** Most verdict rows kept per session; beyond it the oldest tenth is dropped. */
+  maxVerdicts: number;
+  /** Writes between two bound checks. */
+  pruneEvery: number;
+}
+
+const DEFAULT_LIMITS: CacheLimits = { maxVerdicts: 50_000, pruneEvery: 500 };
+/** SQLite bound parameters per statement in a Durable Object. */
+const MAX_PARAMS = 100;
+
+/** A chain row, as exported to another session of the tenant. */
+export interface ChainRow {
+  policy: string;
+  verdict: Verdict;
+}
+
+/** A verdict to cache. */
+export interface VerdictEntry {
+  hash: string;
+  verdict: Verdict;
+}
+
+/** Verdicts and checked chains of one session. */
+export class VerdictCache {
+  private readonly sql: SqlStorage;
+  private readonly now: () => number;
+  private readonly limits: CacheLimits;
+  private writes = 0;
+
+  constructor(sql: SqlStorage, now: () => number = Date.now, limits: CacheLimits = DEFAULT_LIMITS) {
+    this.sql = sql;
+    this.now = now;
+    this.limits = limits;
+  }
+
+  /** Cached verdicts of `classifier` for `hashes`, by hash (missing ones are absent). */
+  lookup(classifier: string, hashes: readonly string[]): Map<string, Verdict> {
+    const found = new Map<string, Verdict>();
+    const unique = [...new Set(hashes)];
+    for (let i = 0; i < unique.length; i += MAX_PARAMS - 1) {
+      const batch = unique.slice(i, i + MAX_PARAMS - 1);
+      const rows = this.sql
+        .exec<{ hash: string; verdict: string }>(
+          `SELECT hash, verdict FROM safety_verdicts WHERE classifier = ? AND hash IN (${batch.map(() => "?").join(",")})`,
+          classifier,
+          ...batch,
+        )
+        .toArray();
+      for (const row of rows) found.set(row.hash, JSON.parse(row.verdict) as Verdict);
+    }
+    return found;
+  }
+
+  /** Caches verdicts of `classifier` (a later verdict for the same hash replaces the earlier). */
+  store(classifier: string, entries: readonly VerdictEntry[]): void {
+    const at = this.now();
+    for (const { hash, verdict } of entries) {
+      this.sql.exec(
+        `INSERT INTO safety_verdicts (classifier, hash, flagged, verdict, checked_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT(classifier, hash) DO UPDATE SET flagged = excluded.flagged, verdict = excluded.verdict,
+           checked_at = excluded.checked_at`,
+        classifier,
+        hash,
+        verdict.flagged ? 1 : 0,
+        JSON.stringify(verdict),
+        at,
+      );
+    }
+    this.wrote(entries.length);
+  }
+
+  /** The merged verdict of a chain checked under `policy`, or null when it was not. */
+  chain(responseId: string, policy: string): Verdict | null {
+    const row = this.sql
+      .exec<{ verdict: string }>(
+        "SELECT verdict FROM safety_chains WHERE response_id = ? AND policy = ?",
+        responseId,
+        policy,
+      )
+      .toArray()[0];
+    return row ? (JSON.parse(row.verdict) as Verdict) : null;
+  }
+
+  /** Records that the chain ending at `responseId` was checked under `policy`. */
+  markChain(responseId: string, policy: string, verdict: Verdict): void {
+    this.sql.exec(
+      `INSERT INTO safety_chains (response_id, policy, verdict) VALUES (?, ?, ?)
+       ON CONFLICT(response_id, policy) DO UPDATE SET verdict = excluded.verdict`,
+      responseId,
+      policy,
+      JSON.stringify(verdict),
+    );
+    this.wrote(1);
+  }
+
+  /** Every policy the chain ending at `responseId` was checked under (for an export). */
+  exportChain(responseId: string): ChainRow[] {
+    return this.sql
+      .exec<{ policy: string; verdict: string }>(
+        "SELECT policy, verdict FROM safety_chains WHERE response_id = ?",
+        responseId,
+      )
+      .toArray()
+      .map((row) => ({ policy: row.policy, verdict: JSON.parse(row.verdict) as Verdict }));
+  }
+
+  /** Records chain rows exported by another session of the tenant for the imported `responseId`. */
+  importChain(responseId: string, rows: readonly ChainRow[]): void {
+    for (const row of rows) this.markChain(responseId, row.policy, row.verdict);
+  }
+
+  /** Keeps both tables bounded, checked every `pruneEvery` writes. */
+  private wrote(count: number): void {
+    const { maxVerdicts, pruneEvery } = this.limits;
+    this.writes += count;
+    if (this.writes < pruneEvery) return;
+    this.writes = 0;
+    this.sql.exec("DELETE FROM safety_chains WHERE response_id NOT IN (SELECT id FROM responses)");
+    const total = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM safety_verdicts").one().n;
+    if (total > maxVerdicts) {
+      this.sql.exec(
+        `DELETE FROM safety_verdicts WHERE (classifier, hash) IN
+           (SELECT classifier, hash FROM safety_verdicts ORDER BY checked_at LIMIT ?)`,
+        Math.ceil(maxVerdicts / 10),
+      );
+    }
+  }
+}
