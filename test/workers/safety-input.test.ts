@@ -113,7 +113,7 @@ describe("safety: incremental input checks", () => {
 });
 
 describe("safety: flagged input", () => {
-  it("parallel: the upstream request is aborted, nothing generated reaches the client, nothing is stored", async () => {
+  it("parallel: the upstream request is aborted, nothing generated reaches the client or storage", async () => {
     const nonce = `par-${crypto.randomUUID()}`;
     const session = uniqueSession("safety-parallel");
     const ws = await connect({ session });
@@ -122,14 +122,17 @@ describe("safety: flagged input", () => {
       model: "sim-safe-mod-parallel",
       input: `${nonce} [sim:flag] [sim:mod_delay_ms=300] [sim:tokens=3000]`,
     });
+    // The turn was accepted (response.created goes out at once, README "How errors are
+    // reported"), so the verdict ends it: response.failed with moderation_blocked, no output.
     const frames = await ws.turn(0);
-    expect(frames).toHaveLength(1);
-    expect(frames[0]).toMatchObject({
-      type: "error",
-      status: 400,
-      error: { type: "invalid_request_error", code: "moderation_blocked", param: "input" },
+    expect(frames.map((f) => f.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.failed",
+    ]);
+    expect(frames[2]).toMatchObject({
+      response: { status: "failed", output: [], error: { code: "moderation_blocked" } },
     });
-    expect(ws.frames.some((f) => f.type.startsWith("response."))).toBe(false);
     // The model was called at once (parallel) and aborted when the verdict came.
     await expect
       .poll(
@@ -140,7 +143,7 @@ describe("safety: flagged input", () => {
         },
       )
       .toBe(true);
-    expect(await countRows("tenant-a", session, "responses")).toBe(0);
+    expect(await countRows("tenant-a", session, "items", "kind = 1")).toBe(0); // no output stored
     // The socket stays open for the next turn.
     ws.send({
       type: "response.create",
@@ -202,7 +205,7 @@ describe("safety: classifier failures", () => {
     ["answering too few results", "[sim:mod_reply=no_results]"],
   ];
   for (const [what, directive] of cases) {
-    it(`fails closed with 503 safety_unavailable when the classifier is ${what}`, async () => {
+    it(`fails closed with safety_unavailable when the classifier is ${what}`, async () => {
       const nonce = `fail-${crypto.randomUUID()}`;
       const session = uniqueSession("safety-fail");
       const ws = await connect({ session });
@@ -211,14 +214,17 @@ describe("safety: classifier failures", () => {
         model: "sim-safe-fail",
         input: `${nonce} hi ${directive} [sim:tokens=500]`,
       });
-      const [error] = await ws.turn(0);
-      expect(error).toMatchObject({
-        type: "error",
-        status: 503,
-        error: { type: "server_error", code: "safety_unavailable" },
+      // Accepted first (response.created at once), so the fail-closed error ends the response.
+      const frames = await ws.turn(0);
+      expect(frames.map((f) => f.type)).toEqual([
+        "response.created",
+        "response.in_progress",
+        "response.failed",
+      ]);
+      expect(frames[2]).toMatchObject({
+        response: { status: "failed", output: [], error: { code: "safety_unavailable" } },
       });
-      expect(ws.frames.some((f) => f.type.startsWith("response."))).toBe(false);
-      expect(await countRows("tenant-a", session, "responses")).toBe(0);
+      expect(await countRows("tenant-a", session, "items", "kind = 1")).toBe(0);
       // The upstream request (started in parallel) was aborted.
       await expect
         .poll(
