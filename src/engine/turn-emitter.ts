@@ -17,7 +17,10 @@
  * Invariants: a store:true response's log holds every event it sent except at most the last batch
  * (what a crash can lose); the terminal event is written (with the rest of the log, the output and
  * the status, in one transaction) before it is sent, so a client never sees a completion that is
- * not durable; store:false responses keep no log.
+ * not durable; store:false responses keep no log, and their terminal event is sent before their
+ * output and status are written (in the same synchronous step, so the next turn of the socket
+ * finds them): they are connection-scoped state, which a crash loses together with the socket,
+ * so they do not wait for a durable commit (issue #8 item 2).
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
@@ -97,6 +100,12 @@ export class TurnEmitter {
       sequence_number: this.seq++,
       response: responseObject(final, [...outcome.output]),
     };
+    if (!this.record.store) {
+      // Connection-scoped: sent before the write, so the output gate does not hold it.
+      this.live.publish(terminal);
+      this.store.finish(this.record.id, outcome, null);
+      return;
+    }
     const tail = this.logging && this.live.events() !== null ? [...this.unlogged, terminal] : null;
     this.unlogged = [];
     this.store.finish(this.record.id, outcome, tail);
