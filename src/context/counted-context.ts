@@ -48,6 +48,19 @@ export function appendCounted(base: CountedContext, more: readonly CountedItem[]
 }
 
 /**
+ * An upper bound of the tokens of `items` as known now: the exact count of every item counted so
+ * far (by this turn or an earlier one: counts are shared), the byte bound of the others.
+ * `CountedContext.bound` is fixed when the context is built, so it keeps the bounds of items
+ * counted since; this one tightens as counts are made, which keeps a long chain from counting
+ * every turn once its byte bound outgrew the window (only its new items are uncounted).
+ */
+export function currentBound(items: readonly CountedItem[]): number {
+  let bound = 0;
+  for (const c of items) bound += c.tokens ?? c.bound;
+  return bound;
+}
+
+/**
  * The context a turn sends before any fitting: history(previous response) with sizes, the turn's
  * own input items, and both together.
  */

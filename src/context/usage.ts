@@ -10,6 +10,7 @@
 import type { Item } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
 import { FINISHED_EVENT_TYPES } from "../protocol/server-events.ts";
+import { mapEvents } from "../upstream/map-events.ts";
 import type { UpstreamEvent, UpstreamStream } from "../upstream/upstream.ts";
 import { itemTokens } from "./item-tokens.ts";
 import type { CountTokens } from "./tokenizer.ts";
@@ -50,7 +51,8 @@ export async function withUsageFallback(
   exact: () => Promise<ExactCounts>,
 ): Promise<UpstreamStream> {
   const seen: Item[] = [];
-  const fill = async (event: UpstreamEvent): Promise<UpstreamEvent> => {
+  // Synchronous for every event but a finished one without a usage (the only one counted).
+  const fill = (event: UpstreamEvent): UpstreamEvent | Promise<UpstreamEvent> => {
     if (event.type === "response.output_item.done" && isItem(event.item)) seen.push(event.item);
     if (!FINISHED_EVENT_TYPES.has(event.type)) return event;
     const response =
@@ -58,20 +60,18 @@ export async function withUsageFallback(
         ? event.response
         : {};
     if (response.usage !== undefined && response.usage !== null) return event;
+    return counted(event, response);
+  };
+  const counted = async (event: UpstreamEvent, response: { [field: string]: Json | undefined }) => {
     const { count, inputTokens } = await exact();
     const output = Array.isArray(response.output) ? (response.output as unknown[]).filter(isItem) : seen;
     let outputTokens = 0;
     for (const item of output) outputTokens += itemTokens(item, count);
     return { ...event, response: { ...response, usage: usageFromCounts(inputTokens, outputTokens) } };
   };
-  const rest = stream.rest;
   return {
     first: await fill(stream.first),
-    rest: {
-      async *[Symbol.asyncIterator]() {
-        for await (const event of rest) yield await fill(event);
-      },
-    },
+    rest: mapEvents(stream.rest, fill),
     usage: async (output) => {
       const { count, inputTokens } = await exact();
       let outputTokens = 0;

@@ -10,10 +10,8 @@
  * Sources: https://www.rfc-editor.org/rfc/rfc6455#section-5.6 (text frames carry UTF-8),
  * https://developers.cloudflare.com/workers/runtime-apis/websockets/ (binaryType).
  */
-import { z } from "zod";
 import type { UpstreamEvent } from "../upstream.ts";
 
-const eventShape = z.looseObject({ type: z.string() });
 /** Not streaming: each message is decoded whole; `fatal` rejects invalid UTF-8; a BOM is dropped. */
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
@@ -38,6 +36,8 @@ export function frameEvent(data: unknown): UpstreamEvent | null {
   } catch {
     return null;
   }
-  const parsed = eventShape.safeParse(value);
-  return parsed.success ? (parsed.data as UpstreamEvent) : null;
+  // The shape is checked by hand, not with a schema: this runs for every event of every turn,
+  // and the event is used as parsed (no copy), as each consumer reads its fields defensively.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  return typeof (value as { type?: unknown }).type === "string" ? (value as UpstreamEvent) : null;
 }

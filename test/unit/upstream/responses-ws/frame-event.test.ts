@@ -47,10 +47,13 @@ describe("frameEvent", () => {
     expect(frameEvent(invalid)).toBeNull();
   });
 
-  it("rejects non-JSON, an event without a string type, and a Blob", () => {
+  it("rejects non-JSON, a value that is not an object with a string type, and a Blob", () => {
     expect(frameEvent("not json")).toBeNull();
     expect(frameEvent('{"delta":"x"}')).toBeNull();
     expect(frameEvent('{"type":1}')).toBeNull();
+    expect(frameEvent("null")).toBeNull();
+    expect(frameEvent('["type"]')).toBeNull();
+    expect(frameEvent('"type"')).toBeNull();
     expect(frameEvent(new Blob([json]))).toBeNull();
   });
 });
