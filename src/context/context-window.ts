@@ -8,8 +8,11 @@
  * Counting is lazy: a context whose upper bound (UTF-8 bytes, item-tokens.ts) fits the window is
  * sent without loading the tokenizer (loading it costs a few hundred ms of CPU once per isolate);
  * only a context that may not fit, or a usage the upstream did not give, is counted exactly, and
- * then only the items never counted before; the bound takes every count made so far, so a long
- * chain is counted once when it outgrows the window's byte bound, not on every turn after.
+ * then only the items never counted before. The bound is the tighter of Deltagate's own (every
+ * count made so far, the byte bound of the rest) and the upstream's report of the history (the
+ * previous response's usage, `reportedHistoryTokens` in usage.ts) plus the new input's bound: a
+ * long chain is not counted on every turn once its byte bound outgrew the window (a counting pass
+ * over a long history takes tens of ms), only when it may really not fit.
  * Invariants: each item is tokenized at most once (counts live on the item rows and in memory);
  * when `auto` truncation drops items, the upstream request is a fresh chain
  * (`previousResponseId: null`), so a stateful upstream (Responses WebSocket mode) re-sends the
@@ -76,8 +79,15 @@ export class ContextWindow {
     const context = turn.context.all;
     const room = (upstream.contextWindow ?? DEFAULT_CONTEXT_WINDOW) - (turn.request.max_output_tokens ?? 0);
     let start = 0;
-    // Counted exactly only when even the bound as known now may not fit.
-    if (currentBound(context.counted) + this.settings.tokens(instructions, tools) > room) {
+    // Counted exactly only when even the tightest bound known now may not fit: Deltagate's own
+    // (exact counts so far, byte bounds of the rest), or the history's size as the upstream
+    // reported it plus the new input's bound.
+    const reported = turn.context.reportedHistory;
+    const known = Math.min(
+      currentBound(context.counted),
+      reported === null ? Number.POSITIVE_INFINITY : reported + currentBound(turn.context.input),
+    );
+    if (known + this.settings.tokens(instructions, tools) > room) {
       const count = await loadTokenizer();
       countItems(context.counted, count, this.store);
       const tokens = context.counted.map((c) => c.tokens ?? c.bound);

@@ -71,16 +71,23 @@ export interface TurnContext {
   readonly input: readonly CountedItem[];
   /** `history` followed by `input`: what an upstream gets when nothing is dropped. */
   readonly all: CountedContext;
+  /**
+   * The size of `history` as the upstream itself reported it (the previous response's input plus
+   * output tokens, `reportedHistoryTokens` in usage.ts), or null when it is not known.
+   */
+  readonly reportedHistory: number | null;
 }
 
 /**
  * The turn context of response `responseId` (its input items get the keys of the rows the store
  * will insert for them).
+ * @param reportedHistory see `TurnContext.reportedHistory`.
  */
 export function turnContext(
   responseId: string,
   history: CountedContext,
   input: readonly StoredItem[],
+  reportedHistory: number | null = null,
 ): TurnContext {
   const counted: CountedItem[] = input.map((item, position) => ({
     item,
@@ -88,7 +95,7 @@ export function turnContext(
     tokens: null,
     bound: tokenBound(item, utf8Length(JSON.stringify(item))),
   }));
-  return { history, input: counted, all: appendCounted(history, counted) };
+  return { history, input: counted, all: appendCounted(history, counted), reportedHistory };
 }
 
 /**

@@ -23,6 +23,32 @@ export interface ExactCounts {
   inputTokens: number;
 }
 
+/** What `reportedHistoryTokens` reads of a response. */
+export interface ReportedResponse {
+  status: string;
+  usage: Json | null;
+  settings: Record<string, Json>;
+}
+
+/**
+ * The size of history(R) as the upstream reported it when it ran R: R's `input_tokens` (its
+ * instructions, tools and whole context, which the upstream counts whether cached or not) plus its
+ * `output_tokens`. Null when that does not measure history(R): R did not finish (its usage, if
+ * any, is partial), ran no inference (`generate: false`: zero usage), or was allowed
+ * `truncation: "auto"` (the upstream may have been sent less than history(R) holds).
+ * Source: https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage
+ */
+export function reportedHistoryTokens(record: ReportedResponse | null): number | null {
+  if (!record || (record.status !== "completed" && record.status !== "incomplete")) return null;
+  if (record.settings.truncation === "auto") return null;
+  const usage = record.usage;
+  if (typeof usage !== "object" || usage === null || Array.isArray(usage)) return null;
+  const { input_tokens: input, output_tokens: output } = usage;
+  if (typeof input !== "number" || typeof output !== "number") return null;
+  if (!Number.isFinite(input) || !Number.isFinite(output) || input <= 0 || output < 0) return null;
+  return input + output;
+}
+
 /** A Responses `usage` object from token counts (nothing cached, no reasoning tokens known). */
 function usageFromCounts(inputTokens: number, outputTokens: number): Json {
   return {

@@ -26,6 +26,7 @@
  */
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
+import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
@@ -173,7 +174,7 @@ export class TurnEngine {
       createdAt: this.deps.now(),
       completedAt: null,
     };
-    const context = turnContext(record.id, history, input);
+    const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
       input,
       continues: parent !== null,

@@ -1,7 +1,8 @@
 /**
  * When the context window counts tokens (src/context/context-window.ts `fit`): only when the
  * context's bound may not fit, and that bound uses the exact counts made so far — so a chain whose
- * byte bound outgrew the window is counted once, not again for every turn's new input.
+ * byte bound outgrew the window is counted once, not again for every turn's new input — or the
+ * history's size as the upstream reported it, when that is known.
  */
 import { describe, expect, it } from "vitest";
 import { ContextWindow } from "../../../src/context/context-window.ts";
@@ -39,5 +40,27 @@ describe("ContextWindow.fit", () => {
     await window.fit(upstream, { responseId: "resp_2", context: second, request });
     expect(counted.map((u) => u.length)).toEqual([1]);
     expect(second.input[0]?.tokens).toBeNull();
+  });
+
+  it("takes the upstream's report of the history instead of counting it, unless even that may not fit", async () => {
+    const counted: ItemTokenCount[][] = [];
+    const store = {
+      historyEpoch: 0,
+      setItemTokens: (updates: ItemTokenCount[]) => void counted.push(updates),
+    } as unknown as ConversationStore;
+    const window = new ContextWindow(store);
+    const upstream: Upstream = { contextWindow: 2_000, open: () => Promise.reject(new Error("unused")) };
+    const request = { instructions: null, tools: null, truncation: "disabled" as const };
+    const history = turnContext("resp_0", EMPTY_CONTEXT, [user("msg_0", prose(600))]).all;
+
+    // ~3,000 bytes of history never counted, reported as 700 tokens: the bound fits, no count.
+    const reported = turnContext("resp_1", history, [user("msg_1", "next")], 700);
+    await window.fit(upstream, { responseId: "resp_1", context: reported, request });
+    expect(counted).toEqual([]);
+
+    // Reported as 1,990 tokens: with the new input it may not fit, so everything is counted.
+    const near = turnContext("resp_2", history, [user("msg_2", "next")], 1_990);
+    await window.fit(upstream, { responseId: "resp_2", context: near, request });
+    expect(counted.map((u) => u.length)).toEqual([2]);
   });
 });
