@@ -212,7 +212,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     for (const ws of this.ctx.getWebSockets()) {
       const conn = this.connections.get(ws);
-      if (conn && this.ws.expired(conn)) this.ws.closeForLifetime(conn);
+      if (conn && this.ws.expired(conn, true)) this.ws.closeForLifetime(conn);
     }
     const live = new Set(
       this.ctx

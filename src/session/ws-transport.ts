@@ -240,10 +240,14 @@ export class WebSocketTransport {
     sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));
   }
 
-  /** True when the connection outlived `maxConnectionMs`. */
-  expired(conn: Connection): boolean {
-    // Read the attachment afresh: it is the durable record of when the socket was accepted.
-    const openedAt = attachmentOf(conn.ws)?.openedAt ?? conn.attachment.openedAt;
+  /**
+   * True when the connection outlived `maxConnectionMs`.
+   * @param durable read the socket's attachment (the durable record of when it was accepted, which
+   *   the alarm checks) rather than its in-memory copy (the same value, read on every frame
+   *   without deserializing the attachment).
+   */
+  expired(conn: Connection, durable = false): boolean {
+    const openedAt = (durable ? attachmentOf(conn.ws)?.openedAt : undefined) ?? conn.attachment.openedAt;
     return this.now() - openedAt >= this.maxConnectionMs;
   }
 
