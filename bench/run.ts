@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { arch, cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
-import { REPO_ROOT } from "../scripts/local-stack.ts";
+import { REPO_ROOT, wranglerEnv } from "../scripts/local-stack.ts";
 import { DEFAULT_CONNECTION_CACHE_SIZE } from "../simulator/store.ts";
 import { type BenchConfig, isDefaultRun, loadConfig } from "./config.ts";
 import { parseLinkSpec } from "./link-spec.ts";
@@ -309,7 +309,9 @@ async function main(): Promise<number> {
       },
       deltagate: {
         routes: JSON.parse(stack.routes) as unknown,
-        runtime: "wrangler dev (local workerd, Worker snapshot), default settings",
+        runtime: `wrangler dev (local workerd, Worker snapshot), default settings; wrangler's local observability ${
+          wranglerEnv(process.env, false).X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"
+        } (X_LOCAL_OBSERVABILITY), Durable Object storage in the temp dir (${fileSystemOf(tmpdir()) ?? "unknown"} file system)`,
       },
       profiles: profileResults,
       load,

@@ -202,6 +202,31 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
 }
 
 /**
+ * The environment of `wrangler dev`: the caller's, with wrangler tuned like production. The Worker
+ * reads nothing from it (see the invariant above); wrangler itself does:
+ * - `X_LOCAL_OBSERVABILITY=false`: no local observability. By default wrangler 4.164 attaches a
+ *   trace collector (a Durable Object writing every event of every invocation, Durable Object
+ *   events included, to a SQLite trace store on disk) to the Worker (`unsafeObservability` of
+ *   Miniflare, read by `getLocalObservabilityEnabledFromEnv`). It cost several ms of CPU and of
+ *   latency per turn, and production has no such thing. A caller's own `X_LOCAL_OBSERVABILITY`
+ *   (e.g. `X_LOCAL_OBSERVABILITY=true npm start`, to inspect traces) wins.
+ * Durable Object storage stays where `persistTo` puts it, on disk: its durability is not tuned.
+ * @param colors keep wrangler's colours (its output ends up on a terminal).
+ */
+export function wranglerEnv(parent: NodeJS.ProcessEnv, colors: boolean): NodeJS.ProcessEnv {
+  return {
+    ...parent,
+    CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
+    CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
+    // No network lookup of the `Request.cf` placeholder (it fails or waits 3 s offline).
+    CLOUDFLARE_CF_FETCH_ENABLED: "false",
+    WRANGLER_SEND_METRICS: "false",
+    X_LOCAL_OBSERVABILITY: parent.X_LOCAL_OBSERVABILITY ?? "false",
+    ...(colors ? { FORCE_COLOR: "1" } : {}),
+  };
+}
+
+/**
  * Starts the simulator (when no real upstream is given) and `wrangler dev` on 127.0.0.1.
  * @returns once `GET /healthz` answers 200.
  * @throws when a port is taken, wrangler exits, or it does not become healthy within 90 s (the
@@ -254,16 +279,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stdio: ["ignore", "pipe", "pipe"],
     // Own process group, so stop() can signal wrangler and every workerd it spawned at once.
     detached: true,
-    env: {
-      ...process.env,
-      CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV: "true",
-      CLOUDFLARE_INCLUDE_PROCESS_ENV: "false",
-      // No network lookup of the `Request.cf` placeholder (it fails or waits 3 s offline).
-      CLOUDFLARE_CF_FETCH_ENABLED: "false",
-      WRANGLER_SEND_METRICS: "false",
-      // Its output goes through a pipe; keep wrangler's colours when it ends up on a terminal.
-      ...(options.verbose && process.stdout.isTTY ? { FORCE_COLOR: "1" } : {}),
-    },
+    env: wranglerEnv(process.env, options.verbose && process.stdout.isTTY === true),
   });
   let tail = "";
   const collect = (sink: NodeJS.WriteStream) => (chunk: Buffer) => {

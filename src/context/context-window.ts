@@ -8,7 +8,11 @@
  * Counting is lazy: a context whose upper bound (UTF-8 bytes, item-tokens.ts) fits the window is
  * sent without loading the tokenizer (loading it costs a few hundred ms of CPU once per isolate);
  * only a context that may not fit, or a usage the upstream did not give, is counted exactly, and
- * then only the items never counted before.
+ * then only the items never counted before. The bound is the tighter of Deltagate's own (every
+ * count made so far, the byte bound of the rest) and the upstream's report of the history (the
+ * previous response's usage, `reportedHistoryTokens` in usage.ts) plus the new input's bound: a
+ * long chain is not counted on every turn once its byte bound outgrew the window (a counting pass
+ * over a long history takes tens of ms), only when it may really not fit.
  * Invariants: each item is tokenized at most once (counts live on the item rows and in memory);
  * when `auto` truncation drops items, the upstream request is a fresh chain
  * (`previousResponseId: null`), so a stateful upstream (Responses WebSocket mode) re-sends the
@@ -20,7 +24,13 @@ import type { StoredItem } from "../protocol/items.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../upstream/routes.ts";
 import type { Upstream, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
-import { type CountedContext, countItems, EMPTY_CONTEXT, type TurnContext } from "./counted-context.ts";
+import {
+  type CountedContext,
+  countItems,
+  currentBound,
+  EMPTY_CONTEXT,
+  type TurnContext,
+} from "./counted-context.ts";
 import { SettingsTokenMemo } from "./item-tokens.ts";
 import { RenderCache } from "./render-cache.ts";
 import { loadTokenizer } from "./tokenizer.ts";
@@ -69,7 +79,15 @@ export class ContextWindow {
     const context = turn.context.all;
     const room = (upstream.contextWindow ?? DEFAULT_CONTEXT_WINDOW) - (turn.request.max_output_tokens ?? 0);
     let start = 0;
-    if (context.bound + this.settings.tokens(instructions, tools) > room) {
+    // Counted exactly only when even the tightest bound known now may not fit: Deltagate's own
+    // (exact counts so far, byte bounds of the rest), or the history's size as the upstream
+    // reported it plus the new input's bound.
+    const reported = turn.context.reportedHistory;
+    const known = Math.min(
+      currentBound(context.counted),
+      reported === null ? Number.POSITIVE_INFINITY : reported + currentBound(turn.context.input),
+    );
+    if (known + this.settings.tokens(instructions, tools) > room) {
       const count = await loadTokenizer();
       countItems(context.counted, count, this.store);
       const tokens = context.counted.map((c) => c.tokens ?? c.bound);

@@ -48,6 +48,19 @@ export function appendCounted(base: CountedContext, more: readonly CountedItem[]
 }
 
 /**
+ * An upper bound of the tokens of `items` as known now: the exact count of every item counted so
+ * far (by this turn or an earlier one: counts are shared), the byte bound of the others.
+ * `CountedContext.bound` is fixed when the context is built, so it keeps the bounds of items
+ * counted since; this one tightens as counts are made, which keeps a long chain from counting
+ * every turn once its byte bound outgrew the window (only its new items are uncounted).
+ */
+export function currentBound(items: readonly CountedItem[]): number {
+  let bound = 0;
+  for (const c of items) bound += c.tokens ?? c.bound;
+  return bound;
+}
+
+/**
  * The context a turn sends before any fitting: history(previous response) with sizes, the turn's
  * own input items, and both together.
  */
@@ -58,16 +71,23 @@ export interface TurnContext {
   readonly input: readonly CountedItem[];
   /** `history` followed by `input`: what an upstream gets when nothing is dropped. */
   readonly all: CountedContext;
+  /**
+   * The size of `history` as the upstream itself reported it (the previous response's input plus
+   * output tokens, `reportedHistoryTokens` in usage.ts), or null when it is not known.
+   */
+  readonly reportedHistory: number | null;
 }
 
 /**
  * The turn context of response `responseId` (its input items get the keys of the rows the store
  * will insert for them).
+ * @param reportedHistory see `TurnContext.reportedHistory`.
  */
 export function turnContext(
   responseId: string,
   history: CountedContext,
   input: readonly StoredItem[],
+  reportedHistory: number | null = null,
 ): TurnContext {
   const counted: CountedItem[] = input.map((item, position) => ({
     item,
@@ -75,7 +95,7 @@ export function turnContext(
     tokens: null,
     bound: tokenBound(item, utf8Length(JSON.stringify(item))),
   }));
-  return { history, input: counted, all: appendCounted(history, counted) };
+  return { history, input: counted, all: appendCounted(history, counted), reportedHistory };
 }
 
 /**

@@ -18,6 +18,7 @@
  *   https://platform.openai.com/docs/guides/images-vision#calculating-costs (image tokens).
  */
 import type { Item } from "../protocol/items.ts";
+import { utf8Length } from "../protocol/size-limits.ts";
 import type { CountTokens } from "./tokenizer.ts";
 
 /** Tokens of framing each item adds around its text (role and separators), per the cookbook. */
@@ -78,25 +79,10 @@ export function itemTokens(item: Item, count: CountTokens): number {
 }
 
 /**
- * UTF-8 length of a string in bytes, without encoding it.
- * @returns bytes (lone surrogates count 3, as `TextEncoder` replaces them with U+FFFD).
+ * UTF-8 length of a string in bytes, without encoding it (the one implementation,
+ * src/protocol/size-limits.ts): lone surrogates count 3, as `TextEncoder` replaces them with U+FFFD.
  */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code < 0xdc00 && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next < 0xe000) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-  }
-  return bytes;
-}
+export { utf8Length };
 
 function imageCount(content: unknown): number {
   if (!Array.isArray(content)) return 0;

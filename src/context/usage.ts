@@ -10,6 +10,7 @@
 import type { Item } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
 import { FINISHED_EVENT_TYPES } from "../protocol/server-events.ts";
+import { mapEvents } from "../upstream/map-events.ts";
 import type { UpstreamEvent, UpstreamStream } from "../upstream/upstream.ts";
 import { itemTokens } from "./item-tokens.ts";
 import type { CountTokens } from "./tokenizer.ts";
@@ -20,6 +21,32 @@ export interface ExactCounts {
   count: CountTokens;
   /** Tokens of what was sent: instructions, tools and the context's items. */
   inputTokens: number;
+}
+
+/** What `reportedHistoryTokens` reads of a response. */
+export interface ReportedResponse {
+  status: string;
+  usage: Json | null;
+  settings: Record<string, Json>;
+}
+
+/**
+ * The size of history(R) as the upstream reported it when it ran R: R's `input_tokens` (its
+ * instructions, tools and whole context, which the upstream counts whether cached or not) plus its
+ * `output_tokens`. Null when that does not measure history(R): R did not finish (its usage, if
+ * any, is partial), ran no inference (`generate: false`: zero usage), or was allowed
+ * `truncation: "auto"` (the upstream may have been sent less than history(R) holds).
+ * Source: https://platform.openai.com/docs/api-reference/responses/object#responses/object-usage
+ */
+export function reportedHistoryTokens(record: ReportedResponse | null): number | null {
+  if (!record || (record.status !== "completed" && record.status !== "incomplete")) return null;
+  if (record.settings.truncation === "auto") return null;
+  const usage = record.usage;
+  if (typeof usage !== "object" || usage === null || Array.isArray(usage)) return null;
+  const { input_tokens: input, output_tokens: output } = usage;
+  if (typeof input !== "number" || typeof output !== "number") return null;
+  if (!Number.isFinite(input) || !Number.isFinite(output) || input <= 0 || output < 0) return null;
+  return input + output;
 }
 
 /** A Responses `usage` object from token counts (nothing cached, no reasoning tokens known). */
@@ -50,7 +77,8 @@ export async function withUsageFallback(
   exact: () => Promise<ExactCounts>,
 ): Promise<UpstreamStream> {
   const seen: Item[] = [];
-  const fill = async (event: UpstreamEvent): Promise<UpstreamEvent> => {
+  // Synchronous for every event but a finished one without a usage (the only one counted).
+  const fill = (event: UpstreamEvent): UpstreamEvent | Promise<UpstreamEvent> => {
     if (event.type === "response.output_item.done" && isItem(event.item)) seen.push(event.item);
     if (!FINISHED_EVENT_TYPES.has(event.type)) return event;
     const response =
@@ -58,20 +86,18 @@ export async function withUsageFallback(
         ? event.response
         : {};
     if (response.usage !== undefined && response.usage !== null) return event;
+    return counted(event, response);
+  };
+  const counted = async (event: UpstreamEvent, response: { [field: string]: Json | undefined }) => {
     const { count, inputTokens } = await exact();
     const output = Array.isArray(response.output) ? (response.output as unknown[]).filter(isItem) : seen;
     let outputTokens = 0;
     for (const item of output) outputTokens += itemTokens(item, count);
     return { ...event, response: { ...response, usage: usageFromCounts(inputTokens, outputTokens) } };
   };
-  const rest = stream.rest;
   return {
     first: await fill(stream.first),
-    rest: {
-      async *[Symbol.asyncIterator]() {
-        for await (const event of rest) yield await fill(event);
-      },
-    },
+    rest: mapEvents(stream.rest, fill),
     usage: async (output) => {
       const { count, inputTokens } = await exact();
       let outputTokens = 0;

@@ -4,7 +4,11 @@
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
 
-/** Receives a response's events in order. `send` must not throw (a gone client is ignored). */
+/**
+ * Receives a response's events in order. `send` must not throw (a gone client is ignored).
+ * `json`, when given, is `JSON.stringify(event)`, made once per event by whoever published it
+ * (live-responses.ts), so a sink that writes text reuses it instead of serializing again.
+ */
 export interface EventSink {
-  send(event: ServerEvent): void;
+  send(event: ServerEvent, json?: string): void;
 }

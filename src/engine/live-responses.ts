@@ -66,10 +66,14 @@ export class LiveResponse {
     return this.overflowed ? null : this.log;
   }
 
-  /** Appends an event to the log and delivers it to every subscriber. */
-  publish(event: ServerEvent): void {
+  /**
+   * Appends an event to the log and delivers it to every subscriber.
+   * @param json `JSON.stringify(event)` (serialized here when not given): the one serialization of
+   *   the event, which sizes the log and which every sink writes.
+   */
+  publish(event: ServerEvent, json: string = JSON.stringify(event)): void {
     if (!this.overflowed) {
-      this.logBytes += JSON.stringify(event).length;
+      this.logBytes += json.length;
       if (this.logBytes > MAX_LOG_BYTES) {
         this.overflowed = true;
         this.log.length = 0;
@@ -77,7 +81,7 @@ export class LiveResponse {
         this.log.push(event);
       }
     }
-    for (const sink of this.subscribers) sink.send(event);
+    for (const sink of this.subscribers) sink.send(event, json);
   }
 
   /**

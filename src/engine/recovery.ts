@@ -51,7 +51,7 @@ export function recoverInterrupted(store: ConversationStore, now: number): numbe
         response: responseObject(final, [...outcome.output]),
       };
     }
-    store.finish(record.id, outcome, terminal ? [terminal] : null);
+    store.finish(record.id, outcome, terminal ? [JSON.stringify(terminal)] : null);
   }
   return interrupted.length;
 }

@@ -17,7 +17,10 @@
  * Invariants: a store:true response's log holds every event it sent except at most the last batch
  * (what a crash can lose); the terminal event is written (with the rest of the log, the output and
  * the status, in one transaction) before it is sent, so a client never sees a completion that is
- * not durable; store:false responses keep no log.
+ * not durable; store:false responses keep no log, and their terminal event is sent before their
+ * output and status are written (in the same synchronous step, so the next turn of the socket
+ * finds them): they are connection-scoped state, which a crash loses together with the socket,
+ * so they do not wait for a durable commit (issue #8 item 2).
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
@@ -38,13 +41,15 @@ export class TurnEmitter {
   private readonly live: LiveResponse;
   private readonly store: ConversationStore;
   private readonly record: ResponseRecord;
-  /** Sent, not yet written to the log. */
-  private unlogged: ServerEvent[] = [];
+  /** Sent, not yet written to the log: each event's JSON text, as it was sent. */
+  private unlogged: string[] = [];
   private logTimer: ReturnType<typeof setTimeout> | null = null;
   /** False for store:false responses, and once the log outgrew its cap (live-responses.ts). */
   private logging: boolean;
   private readonly keepaliveMs: number;
   private keepaliveTimer: ReturnType<typeof setTimeout> | null = null;
+  /** When the last event was sent (ms since the epoch): the silence a keepalive measures. */
+  private lastSentAt = 0;
 
   /** @param keepaliveMs silence before a `keepalive` event, in ms (0 = never). */
   constructor(live: LiveResponse, store: ConversationStore, record: ResponseRecord, keepaliveMs = 0) {
@@ -62,8 +67,10 @@ export class TurnEmitter {
   emit(type: string, fields: Record<string, unknown>): void {
     const shown = clientEventFields(fields, this.record.settings.include);
     const event: ServerEvent = { type, sequence_number: this.seq++, ...shown };
-    this.live.publish(event);
-    this.log(event);
+    // Serialized once: the same text goes to every sink and, for store:true, to the log.
+    const json = JSON.stringify(event);
+    this.live.publish(event, json);
+    this.log(json);
     this.armKeepalive();
   }
 
@@ -98,10 +105,17 @@ export class TurnEmitter {
       sequence_number: this.seq++,
       response: responseObject(final, [...outcome.output]),
     };
-    const tail = this.logging && this.live.events() !== null ? [...this.unlogged, terminal] : null;
+    const json = JSON.stringify(terminal);
+    if (!this.record.store) {
+      // Connection-scoped: sent before the write, so the output gate does not hold it.
+      this.live.publish(terminal, json);
+      this.store.finish(this.record.id, outcome, null);
+      return;
+    }
+    const tail = this.logging && this.live.events() !== null ? [...this.unlogged, json] : null;
     this.unlogged = [];
     this.store.finish(this.record.id, outcome, tail);
-    this.live.publish(terminal);
+    this.live.publish(terminal, json);
   }
 
   /** Stops the timers (the turn ended; `complete` calls it). Unwritten events are dropped. */
@@ -111,17 +125,27 @@ export class TurnEmitter {
     this.keepaliveTimer = null;
   }
 
-  /** (Re)starts the silence countdown after an event. */
+  /**
+   * Restarts the silence countdown after an event. The timer is not reset on every event (a
+   * timer call per event costs more than the event's own relay): it stays armed, and when it
+   * fires early — events came meanwhile — it re-arms itself for the rest of the silence.
+   */
   private armKeepalive(): void {
     if (this.keepaliveMs <= 0) return;
-    if (this.keepaliveTimer !== null) clearTimeout(this.keepaliveTimer);
-    this.keepaliveTimer = setTimeout(() => {
-      this.keepaliveTimer = null;
-      this.emit("keepalive", {});
-    }, this.keepaliveMs);
+    this.lastSentAt = Date.now();
+    if (this.keepaliveTimer === null) this.scheduleKeepalive(this.keepaliveMs);
   }
 
-  private log(event: ServerEvent): void {
+  private scheduleKeepalive(delayMs: number): void {
+    this.keepaliveTimer = setTimeout(() => {
+      this.keepaliveTimer = null;
+      const silentFor = Date.now() - this.lastSentAt;
+      if (silentFor >= this.keepaliveMs) this.emit("keepalive", {});
+      else this.scheduleKeepalive(this.keepaliveMs - silentFor);
+    }, delayMs);
+  }
+
+  private log(json: string): void {
     if (!this.logging) return;
     if (this.live.events() === null) {
       // Past the log cap the response is not resumable: drop what was written.
@@ -131,7 +155,7 @@ export class TurnEmitter {
       this.store.eventLogs.delete([this.record.id]);
       return;
     }
-    this.unlogged.push(event);
+    this.unlogged.push(json);
     if (this.unlogged.length >= LOG_BATCH_EVENTS) this.flush();
     else this.logTimer ??= setTimeout(() => this.flush(), LOG_BATCH_MS);
   }

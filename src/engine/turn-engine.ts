@@ -16,6 +16,9 @@
  *      upstream from here on, before its first event or after, ends in `response.failed`;
  *   6. commit: output + terminal status + the rest of the event log in one transaction, then the
  *      terminal event (turn-emitter.ts), so a client never sees a completion that is not stored.
+ *      store:false responses are connection-scoped state, off the durable-commit path: their
+ *      events go out first and their rows are written right after (losing them in a crash equals
+ *      losing the socket; the client's next turn sends the full context).
  * Invariant: steps 1–3 store nothing; a rejection there is a request-level error and leaves no
  * trace.
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
@@ -23,6 +26,7 @@
  */
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
+import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
@@ -184,7 +188,7 @@ export class TurnEngine {
       createdAt: this.deps.now(),
       completedAt: null,
     };
-    const context = turnContext(record.id, history, input);
+    const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
       input,
       continues: parent !== null,
@@ -210,12 +214,13 @@ export class TurnEngine {
   /** Step 4 (`generate: false`): a chainable node with the request's input and no model output. */
   private warmUp(turn: Turn, upstream: Upstream, sink: EventSink): TurnResult {
     const { record } = turn;
-    this.createRecord(turn);
+    if (record.store) this.createRecord(turn);
     upstream.prewarm?.(turn.upstreamRequest);
     const live = this.deps.live.begin(record.id, sink, false);
     const emitter = new TurnEmitter(live, this.deps.store, record);
     emitter.emit("response.created", { response: responseObject(record, []) });
     emitter.emit("response.in_progress", { response: responseObject(record, []) });
+    if (!record.store) this.createRecord(turn); // after its events: see `stream`
     emitter.complete({
       status: "completed",
       output: [],
@@ -240,14 +245,19 @@ export class TurnEngine {
     timer: TurnTimer,
   ): Promise<TurnResult> {
     const { record } = turn;
-    this.createRecord(turn);
+    // store:true: the response is stored before it is announced, and its log exists from the
+    // start (written with the record's insert, in the same commit). store:false: announced
+    // first, stored right after (same synchronous step, so no other event sees it missing):
+    // a Durable Object's output gate holds every message sent after a write until the write is
+    // durable, and connection-scoped state need not be (turn-emitter.ts).
+    if (record.store) this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
     const emitter = new TurnEmitter(live, this.deps.store, record, this.deps.keepaliveMs);
     try {
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });
-      // The log exists from the start (written with the record's insert, in the same commit).
-      emitter.flush();
+      if (record.store) emitter.flush();
+      else this.createRecord(turn);
       const result = await streamTurn(
         upstream,
         turn.upstreamRequest,

@@ -70,18 +70,20 @@ export async function streamTurn(
     }
   };
   let events: AsyncIterator<UpstreamEvent> | null = null;
+  const reads = new AbortableReads(signal);
   try {
     opened = await untilAborted(upstream.open(request, signal), signal, releaseLate);
     handle(opened.first);
     events = opened.rest[Symbol.asyncIterator]();
     while (!result && !signal.aborted) {
-      const next = await untilAborted(events.next(), signal);
+      const next = await reads.next(events);
       if (next.done) break;
       handle(next.value);
     }
   } catch (cause) {
     if (!signal.aborted) result = failed(cause, opened === null, output, now());
   } finally {
+    reads.close();
     // Stop reading an upstream that still streams (its request is aborted through `signal`).
     if (events && (result === null || signal.aborted)) void events.return?.().catch(() => {});
   }
@@ -139,6 +141,37 @@ function releaseLate(stream: UpstreamStream): void {
   void stream.rest[Symbol.asyncIterator]()
     .return?.()
     ?.catch(() => {});
+}
+
+/**
+ * Reads of an upstream stream that end as soon as the turn's signal aborts: `next(events)` is
+ * `events.next()`, or a rejection with `signal.reason` when the signal aborts first (the read is
+ * then left to settle on its own). One abort listener serves every read of the turn (a listener
+ * added and removed per event would cost more than the event's relay).
+ */
+class AbortableReads {
+  private readonly signal: AbortSignal;
+  private rejectPending: ((reason: unknown) => void) | null = null;
+  private readonly onAbort = () => this.rejectPending?.(this.signal.reason);
+
+  constructor(signal: AbortSignal) {
+    this.signal = signal;
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  next<T>(events: AsyncIterator<T>): Promise<IteratorResult<T>> {
+    if (this.signal.aborted) return Promise.reject(this.signal.reason);
+    return new Promise<IteratorResult<T>>((resolve, reject) => {
+      this.rejectPending = reject;
+      events.next().then(resolve, reject);
+    });
+  }
+
+  /** Removes the listener (the turn's reads are over). */
+  close(): void {
+    this.rejectPending = null;
+    this.signal.removeEventListener("abort", this.onAbort);
+  }
 }
 
 /**

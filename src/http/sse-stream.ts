@@ -35,10 +35,14 @@ export class SseStream implements EventSink {
     this.cancelHandlers.push(handler);
   }
 
-  /** Writes one event; closes the stream after a terminal one (unless `holdOpen` was called). */
-  send(event: ServerEvent): void {
+  /**
+   * Writes one event (`json`: its JSON text, when already made); closes the stream after a
+   * terminal one (unless `holdOpen` was called).
+   */
+  send(event: ServerEvent, json?: string): void {
     if (this.done || !this.controller) return;
-    this.controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`));
+    const data = json ?? JSON.stringify(event);
+    this.controller.enqueue(encoder.encode(`event: ${event.type}\ndata: ${data}\n\n`));
     if (endsStream(event.type) && !this.holding) this.close();
   }
 

@@ -14,6 +14,7 @@
  * leaves a prefix behind), so a hostile upstream cannot make a stored error outgrow its row.
  */
 import type { SecretRedactor } from "../secrets/redactor.ts";
+import { mapEvents } from "../upstream/map-events.ts";
 import {
   type Upstream,
   UpstreamError,
@@ -52,19 +53,12 @@ export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Ups
 }
 
 function redactedStream(stream: UpstreamStream, redactor: SecretRedactor): UpstreamStream {
-  const rest = stream.rest;
   return {
     ...stream, // optional members (the usage stage's `usage` counter) pass through
     first: redactedEvent(stream.first, redactor),
-    rest: {
-      async *[Symbol.asyncIterator]() {
-        try {
-          for await (const event of rest) yield redactedEvent(event, redactor);
-        } catch (cause) {
-          throw redactedError(cause, redactor);
-        }
-      },
-    },
+    rest: mapEvents(stream.rest, (event) => redactedEvent(event, redactor), {
+      mapError: (cause) => redactedError(cause, redactor),
+    }),
   };
 }
 

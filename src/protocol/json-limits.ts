@@ -64,6 +64,20 @@ function formatPath(frames: readonly Frame[]): string {
 }
 
 /**
+ * The index of the quote that closes a string whose content starts at `from` (the first quote
+ * not escaped, i.e. not preceded by an odd run of backslashes), or `text.length` when the string
+ * is not closed. Long strings (tool outputs) are skipped by native `indexOf` jumps, not char by char.
+ */
+function closingQuote(text: string, from: number): number {
+  for (let at = text.indexOf('"', from); at !== -1; at = text.indexOf('"', at + 1)) {
+    let backslashes = 0;
+    for (let j = at - 1; j >= from && text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+  return text.length;
+}
+
+/**
  * Finds where `text` nests objects/arrays deeper than `maxDepth`, without parsing it.
  * Brackets inside strings are skipped; the text need not be valid JSON (parsing reports that).
  * @returns null within the limit, else the path (its first segments) of the container that
@@ -76,11 +90,7 @@ export function jsonDepthExceeded(text: string, maxDepth: number = MAX_JSON_DEPT
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const start = i;
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === BACKSLASH) i++;
-        else if (d === QUOTE) break;
-      }
+      i = closingQuote(text, i + 1);
       const frame = depth <= PATH_SEGMENTS ? frames[depth - 1] : undefined;
       if (frame && !frame.array && frame.expectKey) {
         frame.key = keyOf(text.slice(start, i + 1));

@@ -160,9 +160,9 @@ export class HttpTransport {
       started = () => resolve("started");
     });
     const sink: EventSink = {
-      send: (event) => {
+      send: (event, json) => {
         started();
-        sse.send(event);
+        sse.send(event, json);
       },
     };
     // A store:false stream dies with its client; a store:true one keeps going (resumable).

@@ -281,7 +281,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     for (const ws of this.ctx.getWebSockets()) {
       const conn = this.connections.get(ws);
-      if (conn && this.ws.expired(conn)) this.ws.closeForLifetime(conn);
+      if (conn && this.ws.expired(conn, true)) this.ws.closeForLifetime(conn);
     }
     const live = this.openScopes();
     for (const connId of this.store.connectionsWithScopedState()) {

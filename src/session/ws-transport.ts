@@ -34,11 +34,28 @@ const NEVER_ABORTED = new AbortController().signal;
 
 /** Sends one JSON frame; a socket that is already gone is ignored (the turn goes on without it). */
 function sendFrame(ws: WebSocket, frame: unknown): void {
+  sendText(ws, JSON.stringify(frame));
+}
+
+/** Sends one text frame; a socket that is already gone is ignored. */
+function sendText(ws: WebSocket, text: string): void {
   try {
-    ws.send(JSON.stringify(frame));
+    ws.send(text);
   } catch {
     // closed or closing: nothing to deliver to
   }
+}
+
+/**
+ * The frame of `event` on the lane of `streamId`: its JSON text (`json`, the one serialization
+ * made when it was published, when given) with `"stream_id"` appended on a named lane — the
+ * same text as serializing `{ ...event, stream_id }`, without serializing the event again.
+ */
+export function laneFrame(event: ServerEvent, json: string | undefined, streamId: string | null): string {
+  if (!streamId) return json ?? JSON.stringify(event);
+  // An event that already has a `stream_id` field (an upstream's) gets it replaced, as the spread does.
+  if (json === undefined || "stream_id" in event) return JSON.stringify({ ...event, stream_id: streamId });
+  return `${json.slice(0, -1)},"stream_id":${JSON.stringify(streamId)}}`;
 }
 
 /** The sink of one lane of a connection (one per lane): stamps `stream_id` on named lanes. */
@@ -46,9 +63,10 @@ function laneSink(conn: Connection, streamId: string | null | undefined): EventS
   const key = streamId ?? "";
   let sink = conn.sinks.get(key);
   if (!sink) {
+    const lane = streamId || null;
     sink = {
-      send(event: ServerEvent) {
-        sendFrame(conn.ws, streamId ? { ...event, stream_id: streamId } : event);
+      send(event: ServerEvent, json?: string) {
+        sendText(conn.ws, laneFrame(event, json, lane));
       },
     };
     conn.sinks.set(key, sink);
@@ -269,10 +287,14 @@ export class WebSocketTransport {
     sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));
   }
 
-  /** True when the connection outlived `maxConnectionMs`. */
-  expired(conn: Connection): boolean {
-    // Read the attachment afresh: it is the durable record of when the socket was accepted.
-    const openedAt = attachmentOf(conn.ws)?.openedAt ?? conn.attachment.openedAt;
+  /**
+   * True when the connection outlived `maxConnectionMs`.
+   * @param durable read the socket's attachment (the durable record of when it was accepted, which
+   *   the alarm checks) rather than its in-memory copy (the same value, read on every frame
+   *   without deserializing the attachment).
+   */
+  expired(conn: Connection, durable = false): boolean {
+    const openedAt = (durable ? attachmentOf(conn.ws)?.openedAt : undefined) ?? conn.attachment.openedAt;
     return this.now() - openedAt >= this.maxConnectionMs;
   }
 

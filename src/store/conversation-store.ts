@@ -17,7 +17,6 @@
 
 import type { StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
-import type { ServerEvent } from "../protocol/server-events.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
@@ -225,9 +224,10 @@ export class ConversationStore {
    * atomically.
    * Does nothing when the response no longer exists (its store:false socket closed meanwhile, or it
    * was deleted).
-   * @param logTail the events not logged yet, ending with the terminal event (null: no log).
+   * @param logTail the JSON texts of the events not logged yet, ending with the terminal event
+   *   (null: no log).
    */
-  finish(id: string, outcome: ResponseOutcome, logTail: readonly ServerEvent[] | null): void {
+  finish(id: string, outcome: ResponseOutcome, logTail: readonly string[] | null): void {
     this.storage.transactionSync(() => {
       if (!this.exists(id)) return;
       this.insertItems(id, OUTPUT, outcome.output);
@@ -247,10 +247,10 @@ export class ConversationStore {
   }
 
   /**
-   * Appends events a running response has sent to its event log (src/store/event-log-store.ts).
-   * Does nothing when the response no longer exists (deleted while it ran).
+   * Appends events a running response has sent to its event log (src/store/event-log-store.ts),
+   * as their JSON texts. Does nothing when the response no longer exists (deleted while it ran).
    */
-  appendEventLog(id: string, events: readonly ServerEvent[]): void {
+  appendEventLog(id: string, events: readonly string[]): void {
     this.storage.transactionSync(() => {
       if (this.exists(id)) this.eventLogs.append(id, events);
     });

@@ -40,8 +40,9 @@ export class EventLogStore {
   /**
    * Appends events after the response's last logged chunk (one row per `CHUNK_BYTES` of JSON).
    * Cost: one indexed read and the rows written, whatever the log's length so far.
+   * @param events each event's JSON text, as it was sent (so it is not serialized again).
    */
-  append(responseId: string, events: readonly ServerEvent[]): void {
+  append(responseId: string, events: readonly string[]): void {
     if (events.length === 0) return;
     const last = this.sql
       .exec<{ n: number | null }>("SELECT MAX(chunk) AS n FROM event_logs WHERE response_id = ?", responseId)
@@ -62,8 +63,7 @@ export class EventLogStore {
       chunk = [];
       size = 0;
     };
-    for (const event of events) {
-      const json = JSON.stringify(event);
+    for (const json of events) {
       if (size + json.length > CHUNK_BYTES) flush();
       if (json.length > CHUNK_BYTES) {
         const of = Math.ceil(json.length / PIECE_UNITS);

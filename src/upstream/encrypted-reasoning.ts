@@ -25,6 +25,7 @@
  *   upstream with the same base URL.
  */
 import type { Json } from "../protocol/json.ts";
+import { mapEvents } from "./map-events.ts";
 import { UpstreamError, type UpstreamEvent, type UpstreamStream } from "./upstream.ts";
 
 /** The `include` value that returns `encrypted_content` on reasoning items. */
@@ -110,13 +111,8 @@ export function markOrigin(event: UpstreamEvent, origin: string): UpstreamEvent 
 
 /** `stream` with every event passed through `markOrigin`. */
 export function markStreamOrigin(stream: UpstreamStream, origin: string): UpstreamStream {
-  const rest = stream.rest;
   return {
     first: markOrigin(stream.first, origin),
-    rest: {
-      async *[Symbol.asyncIterator]() {
-        for await (const event of rest) yield markOrigin(event, origin);
-      },
-    },
+    rest: mapEvents(stream.rest, (event) => markOrigin(event, origin)),
   };
 }

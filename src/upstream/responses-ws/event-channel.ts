@@ -47,20 +47,33 @@ export class EventChannel<T> implements AsyncIterable<T> {
     wake?.();
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<T> {
-    for (;;) {
-      const next = this.buffer.shift();
-      if (next !== undefined) {
-        yield next;
-        continue;
-      }
+  /**
+   * A plain iterator rather than an async generator: a buffered event is handed out with one
+   * promise turn (a generator costs several per event). One consumer, one `next()` at a time;
+   * `return()` stops the consumer's iteration at once (buffered events are dropped).
+   */
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    let stopped = false;
+    const next = (): Promise<IteratorResult<T>> => {
+      if (stopped) return Promise.resolve({ done: true, value: undefined });
+      if (this.buffer.length > 0) return Promise.resolve({ done: false, value: this.buffer.shift() as T });
       if (this.done) {
-        if (this.failure) throw this.failure.cause;
-        return;
+        stopped = true;
+        return this.failure
+          ? Promise.reject(this.failure.cause)
+          : Promise.resolve({ done: true, value: undefined });
       }
-      await new Promise<void>((resolve) => {
+      return new Promise<void>((resolve) => {
         this.wake = resolve;
-      });
-    }
+      }).then(next);
+    };
+    return {
+      next,
+      return: () => {
+        stopped = true;
+        this.signal(); // a pending next() resolves as done
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
   }
 }

@@ -16,7 +16,7 @@ import {
 } from "../../../src/context/item-tokens.ts";
 import { loadTokenizer } from "../../../src/context/tokenizer.ts";
 import { fitStart, turnStarts } from "../../../src/context/truncation.ts";
-import { withUsageFallback } from "../../../src/context/usage.ts";
+import { reportedHistoryTokens, withUsageFallback } from "../../../src/context/usage.ts";
 import { ApiError } from "../../../src/protocol/errors.ts";
 import type { Item } from "../../../src/protocol/items.ts";
 import type { UpstreamEvent, UpstreamStream } from "../../../src/upstream/upstream.ts";
@@ -193,5 +193,39 @@ describe("usage fallback", () => {
       await withUsageFallback(streamOf([{ type: "response.failed", response: { usage: null } }]), never),
     );
     expect(failed[0]).toEqual({ type: "response.failed", response: { usage: null } });
+  });
+});
+
+describe("reportedHistoryTokens", () => {
+  const usage = { input_tokens: 1_000, output_tokens: 50 };
+  it("is the previous response's input plus output tokens when it finished on a whole context", () => {
+    expect(reportedHistoryTokens({ status: "completed", usage, settings: {} })).toBe(1_050);
+    expect(reportedHistoryTokens({ status: "incomplete", usage, settings: { truncation: "disabled" } })).toBe(
+      1_050,
+    );
+  });
+
+  it("is unknown without a parent, for a response that did not finish, ran no inference or may have been truncated", () => {
+    expect(reportedHistoryTokens(null)).toBeNull();
+    expect(reportedHistoryTokens({ status: "failed", usage, settings: {} })).toBeNull();
+    expect(reportedHistoryTokens({ status: "cancelled", usage, settings: {} })).toBeNull();
+    expect(reportedHistoryTokens({ status: "completed", usage: null, settings: {} })).toBeNull();
+    expect(
+      reportedHistoryTokens({
+        status: "completed",
+        usage: { input_tokens: 0, output_tokens: 0 },
+        settings: {},
+      }),
+    ).toBeNull();
+    expect(
+      reportedHistoryTokens({ status: "completed", usage, settings: { truncation: "auto" } }),
+    ).toBeNull();
+    expect(
+      reportedHistoryTokens({
+        status: "completed",
+        usage: { input_tokens: "9", output_tokens: 1 },
+        settings: {},
+      }),
+    ).toBeNull();
   });
 });

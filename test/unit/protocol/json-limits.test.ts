@@ -52,6 +52,15 @@ describe("jsonDepthExceeded", () => {
     expect(jsonDepthExceeded(text)).toBe('b"c[0][0]');
   });
 
+  it("ends a string at the first quote after an even run of backslashes", () => {
+    const deep = "[".repeat(70);
+    // "x\\" is x and one backslash: its closing quote follows two backslashes.
+    expect(jsonDepthExceeded(`{"a":"x\\\\","b":${deep}}`)).toBe("b[0][0]");
+    // "\\\"[[[" holds an escaped backslash and an escaped quote: the brackets are text.
+    expect(jsonDepthExceeded(`{"a":"\\\\\\"${deep}","b":1}`)).toBeNull();
+    expect(jsonDepthExceeded(`{"a":"unterminated ${deep}`)).toBeNull();
+  });
+
   it("scans a million levels without recursion", () => {
     const text = "[".repeat(1_000_000); // unclosed, too: parsing would report that later
     expect(jsonDepthExceeded(text)).toBe("[0][0][0]");
@@ -66,7 +75,7 @@ describe("jsonDepthExceeded", () => {
     };
     // A random spine of containers with a few short siblings per level (linear size).
     const build = (depth: number): unknown => {
-      if (depth === 0) return random() < 0.5 ? 's[{"}]' : 3;
+      if (depth === 0) return random() < 0.5 ? 's[{"}]\\' : 3;
       const child = build(depth - 1);
       const siblings = Array.from({ length: Math.floor(random() * 3) }, () => (random() < 0.5 ? [] : "x]"));
       const members = random() < 0.5 ? [...siblings, child] : [child, ...siblings];

@@ -25,8 +25,15 @@ describe("hostile: oversized events in the event log", () => {
     ];
     await runInDurableObject(sessionStub("tenant-a", uniqueSession("large-events")), (_instance, state) => {
       const log = new EventLogStore(state.storage.sql);
-      log.append("resp_large", events.slice(0, 2));
-      log.append("resp_large", events.slice(2));
+      // The log takes each event's JSON text as it was sent (serialized once, src/engine/turn-emitter.ts).
+      log.append(
+        "resp_large",
+        events.slice(0, 2).map((event) => JSON.stringify(event)),
+      );
+      log.append(
+        "resp_large",
+        events.slice(2).map((event) => JSON.stringify(event)),
+      );
       const rows = state.storage.sql
         .exec<{ bytes: number }>(
           "SELECT LENGTH(CAST(data AS BLOB)) AS bytes FROM event_logs WHERE response_id = ?",

@@ -1,6 +1,7 @@
 /**
  * Upstream WebSocket messages → events (src/upstream/responses-ws/frame-event.ts): binary frames
- * are decoded as whole UTF-8 messages, whatever view of whatever buffer carries them.
+ * are decoded as whole UTF-8 messages, whatever view of whatever buffer carries them; lifecycle
+ * events are recognized without parsing their (large, never read) Response object.
  */
 import { describe, expect, it } from "vitest";
 import { frameEvent, frameText } from "../../../../src/upstream/responses-ws/frame-event.ts";
@@ -47,10 +48,35 @@ describe("frameEvent", () => {
     expect(frameEvent(invalid)).toBeNull();
   });
 
-  it("rejects non-JSON, an event without a string type, and a Blob", () => {
+  it("rejects non-JSON, a value that is not an object with a string type, and a Blob", () => {
     expect(frameEvent("not json")).toBeNull();
     expect(frameEvent('{"delta":"x"}')).toBeNull();
     expect(frameEvent('{"type":1}')).toBeNull();
+    expect(frameEvent("null")).toBeNull();
+    expect(frameEvent('["type"]')).toBeNull();
+    expect(frameEvent('"type"')).toBeNull();
     expect(frameEvent(new Blob([json]))).toBeNull();
+  });
+});
+
+describe("frameEvent on lifecycle events", () => {
+  const response = { id: "resp_up", object: "response", tools: [{ type: "function", name: "f" }] };
+
+  it("returns only the type of response.created / in_progress / queued", () => {
+    for (const type of ["response.created", "response.in_progress", "response.queued"]) {
+      expect(frameEvent(JSON.stringify({ type, sequence_number: 0, response }))).toEqual({ type });
+      expect(frameEvent(new TextEncoder().encode(JSON.stringify({ type, response })))).toEqual({ type });
+    }
+  });
+
+  it("parses every other event whole, the terminal one included", () => {
+    const completed = { type: "response.completed", response: { ...response, status: "completed" } };
+    expect(frameEvent(JSON.stringify(completed))).toEqual(completed);
+    const created = { type: "response.created" }; // no comma after the type: parsed as usual
+    expect(frameEvent(JSON.stringify(created))).toEqual(created);
+  });
+
+  it("still rejects a cut frame", () => {
+    expect(frameEvent('{"type":"response.created","response":{"id":"x"')).toBeNull();
   });
 });
