@@ -199,7 +199,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     return this.serve(
       tenant,
       "claim",
-      // Routed here by another tenant's previous_response_id: not found, as any foreign id.
+      // Routed here by another tenant's previous_response_id: not found, like every foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
       () => this.http.create(request, tenant, options),
