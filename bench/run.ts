@@ -33,7 +33,6 @@ import {
   startProfile,
   upstreamKey,
 } from "./profiles.ts";
-import { renderReadmeBlock, replaceBlock } from "./readme-block.ts";
 import { buildReport, newScenarioRun, type ScenarioRun } from "./report.ts";
 import { checkTargets, type ProfileResult, type ResultsFile } from "./results.ts";
 import { SCENARIO_IDS, type ScenarioId, type ScenarioRunParams, scenarioById } from "./scenarios.ts";
@@ -41,6 +40,7 @@ import { type BenchStack, startBenchStack, type UpstreamNeed } from "./stack.ts"
 import { renderChart } from "./svg-chart.ts";
 import { renderMarkdown } from "./tables.ts";
 import { TIMING_EVENT_TYPE, TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
+import { updateReadme as updateReadmeBlock } from "./update-readme.ts";
 import { workloadFacts } from "./workload.ts";
 
 /** How often the parent-death watchdog looks at `process.ppid`, in ms. */
@@ -327,8 +327,7 @@ async function main(): Promise<number> {
     const updateReadme =
       config.BENCH_README === "1" || (config.BENCH_README === "auto" && isDefaultRun(process.env));
     if (updateReadme) {
-      const readmePath = join(REPO_ROOT, "README.md");
-      writeFileSync(readmePath, replaceBlock(readFileSync(readmePath, "utf8"), renderReadmeBlock(results)));
+      updateReadmeBlock(results, join(REPO_ROOT, "README.md"));
       log("rewrote the benchmark block of README.md");
     } else {
       log("README.md left as it is (not a default run; `npm run bench:readme` rewrites its block)");

@@ -3,17 +3,29 @@
  * `<!-- bench:start -->` and `<!-- bench:end -->`) from bench/results/latest.json.
  * Usage: `node bench/update-readme.ts [results.json] [README.md]` (defaults: the repository's).
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { REPO_ROOT } from "../scripts/local-stack.ts";
 import { renderReadmeBlock, replaceBlock } from "./readme-block.ts";
 import type { ResultsFile } from "./results.ts";
 
-/** Rewrites `readmePath`'s block from `resultsPath`. @throws {Error} on a missing file or marker. */
-export function updateReadme(resultsPath: string, readmePath: string): void {
-  const results = JSON.parse(readFileSync(resultsPath, "utf8")) as ResultsFile;
+/**
+ * Rewrites `readmePath`'s block from `results` (a results file's path or its content). The
+ * repository's own README is then formatted by Biome, so `npm run check` stays clean.
+ * @throws {Error} on a missing file or marker.
+ */
+export function updateReadme(results: string | ResultsFile, readmePath: string): void {
+  const parsed =
+    typeof results === "string" ? (JSON.parse(readFileSync(results, "utf8")) as ResultsFile) : results;
   const readme = readFileSync(readmePath, "utf8");
-  writeFileSync(readmePath, replaceBlock(readme, renderReadmeBlock(results)));
+  writeFileSync(readmePath, replaceBlock(readme, renderReadmeBlock(parsed)));
+  if (resolve(readmePath) === join(REPO_ROOT, "README.md")) {
+    spawnSync(join(REPO_ROOT, "node_modules", ".bin", "biome"), ["format", "--write", readmePath], {
+      cwd: REPO_ROOT,
+      stdio: "ignore",
+    });
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
