@@ -132,7 +132,10 @@ describe("lanes", () => {
     await expect.poll(() => countRows("tenant-a", session, "released_scopes"), { timeout: 10_000 }).toBe(1);
     await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
     await expect
-      .poll(() => countRows("tenant-a", session, "responses", "status = 'completed'"), { timeout: 10_000 })
+      // store = 1: the store:false warm-up is completed too, and stays until its grace window ends.
+      .poll(() => countRows("tenant-a", session, "responses", "status = 'completed' AND store = 1"), {
+        timeout: 10_000,
+      })
       .toBe(1);
     // Give a wrongly started queued create time to show up, then check none did.
     await new Promise((resolve) => setTimeout(resolve, 500));
