@@ -59,6 +59,12 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly live: LiveRegistry;
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
+  /**
+   * The alarm time (ms) this instance last set or read, null when none is set, undefined before it
+   * read it: every request re-arms the alarm (`scheduleAlarm`), and reading it back from storage
+   * each time would put a storage round trip on every request.
+   */
+  private alarmAt: number | null | undefined = undefined;
 
   /**
    * Runs on every wake: migrates the schema and ends the responses an earlier instance left
@@ -210,6 +216,7 @@ export class SessionDurableObject extends DurableObject<Env> {
    * responses past the retention period, and re-arms itself for the next deadline.
    */
   override async alarm(): Promise<void> {
+    this.alarmAt = null; // it fired: none is set until `scheduleAlarm` below
     for (const ws of this.ctx.getWebSockets()) {
       const conn = this.connections.get(ws);
       if (conn && this.ws.expired(conn, true)) this.ws.closeForLifetime(conn);
@@ -331,7 +338,10 @@ export class SessionDurableObject extends DurableObject<Env> {
     const oldest = this.store.oldestStored();
     if (oldest !== null) earliest = Math.min(earliest, oldest + this.config.retentionMs);
     if (earliest === Number.POSITIVE_INFINITY) return;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > earliest) await this.ctx.storage.setAlarm(earliest);
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === null || this.alarmAt > earliest) {
+      this.alarmAt = earliest; // before the await, so a concurrent request does not arm a later one
+      await this.ctx.storage.setAlarm(earliest);
+    }
   }
 }
