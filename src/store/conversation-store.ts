@@ -216,10 +216,8 @@ export class ConversationStore {
    */
   finish(id: string, outcome: ResponseOutcome, logTail: readonly string[] | null): void {
     this.storage.transactionSync(() => {
-      if (!this.exists(id)) return;
-      this.insertItems(id, OUTPUT, outcome.output);
-      if (logTail) this.eventLogs.append(id, logTail);
-      this.sql.exec(
+      // The update first: it also tells whether the response still exists (no extra read).
+      const updated = this.sql.exec(
         "UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ? WHERE id = ?",
         outcome.status,
         outcome.usage === null ? null : JSON.stringify(outcome.usage),
@@ -227,7 +225,10 @@ export class ConversationStore {
         outcome.incompleteDetails === null ? null : JSON.stringify(outcome.incompleteDetails),
         outcome.completedAt,
         id,
-      );
+      ).rowsWritten;
+      if (updated === 0) return;
+      this.insertItems(id, OUTPUT, outcome.output);
+      if (logTail) this.eventLogs.append(id, logTail);
     });
   }
 
