@@ -48,6 +48,7 @@ const envSchema = z.object({
   BENCH_RESULTS_DIR: z.string().optional(),
   BENCH_README: z.enum(["auto", "0", "1"]).default("auto"),
   BENCH_VERBOSE: flag.default(false),
+  BENCH_STORAGE: z.enum(["tmpfs", "disk"]).default("tmpfs"),
 });
 
 /** The parsed settings. */
@@ -80,6 +81,7 @@ export function isDefaultRun(env: NodeJS.ProcessEnv): boolean {
     "BENCH_LOAD_TURNS",
     "BENCH_WS_DEFLATE",
     "BENCH_RESULTS_DIR",
+    "BENCH_STORAGE",
   ];
   return shaping.every((name) => env[name] === undefined || env[name] === "");
 }

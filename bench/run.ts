@@ -14,7 +14,7 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { arch, cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
+import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { REPO_ROOT, wranglerEnv } from "../scripts/local-stack.ts";
 import { DEFAULT_CONNECTION_CACHE_SIZE } from "../simulator/store.ts";
@@ -23,7 +23,7 @@ import { parseLinkSpec } from "./link-spec.ts";
 import { type LoadStep, runLoadStep } from "./load.ts";
 import type { LoopSample } from "./metrics.ts";
 import { describeModelTime, MODEL_TIMES } from "./model-time.ts";
-import { fileSystemOf, openFileLimit, workerdCount, workerdCpuMs } from "./proc-stats.ts";
+import { openFileLimit, workerdCount, workerdCpuMs } from "./proc-stats.ts";
 import {
   hopsBetween,
   PROFILE_IDS,
@@ -158,7 +158,7 @@ async function main(): Promise<number> {
   let stack: BenchStack | null = null;
   const profiles: Profile[] = [];
   stopOnSignals(() => stack);
-  stack = await startBenchStack(needs, config.BENCH_VERBOSE);
+  stack = await startBenchStack(needs, config.BENCH_VERBOSE, config.BENCH_STORAGE);
   try {
     for (const def of defs) profiles.push(await startProfile(def, stack.viewFor(upstreamKey(def))));
     log(
@@ -269,7 +269,7 @@ async function main(): Promise<number> {
         cpuModel: cpus()[0]?.model.trim() ?? "unknown",
         totalMemoryBytes: totalmem(),
         loadAverage1m: { before: loadBefore, after: loadavg()[0] ?? 0 },
-        storageFileSystem: fileSystemOf(tmpdir()),
+        storageFileSystem: stack.storage.fileSystem,
         workerdProcesses: workerdCount(),
         openFileLimit: openFileLimit(),
       },
@@ -311,7 +311,7 @@ async function main(): Promise<number> {
         routes: JSON.parse(stack.routes) as unknown,
         runtime: `wrangler dev (local workerd, Worker snapshot), default settings; wrangler's local observability ${
           wranglerEnv(process.env, false).X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"
-        } (X_LOCAL_OBSERVABILITY), Durable Object storage in the temp dir (${fileSystemOf(tmpdir()) ?? "unknown"} file system)`,
+        } (X_LOCAL_OBSERVABILITY); Durable Object storage on ${stack.storage.fileSystem ?? "an unknown file system"} (BENCH_STORAGE=${config.BENCH_STORAGE})`,
       },
       profiles: profileResults,
       load,

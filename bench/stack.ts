@@ -7,13 +7,18 @@
  * `bench-<slot>-chat` → Chat Completions.
  * Owns their lifetimes: `stop()` ends them all (local-stack also kills wrangler on process exit).
  * Invariant: Deltagate's configuration is the default one except the routing table and model
- * list; no Deltagate setting is tuned for the benchmark (the routes set no `idle_ms`).
+ * list; no Deltagate setting is tuned for the benchmark (the routes set no `idle_ms`). Its
+ * Durable Object storage is on tmpfs by default (`BENCH_STORAGE`; why and which way it leans:
+ * bench/README.md "Storage"), removed with the stack.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { freePort, LOCAL_DEV_KEY, type LocalStack, startLocalStack } from "../scripts/local-stack.ts";
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 import { type LinkProxy, startLinkProxy } from "./link-proxy.ts";
 import type { LinkSpec } from "./link-spec.ts";
 import { MODEL_TIMES, type ModelTimeId } from "./model-time.ts";
+import { fileSystemOf } from "./proc-stats.ts";
 import type { ProfileStackView } from "./profiles.ts";
 
 /** Connections the edge → provider proxy accepts (one warm upstream socket per session, at most). */
@@ -34,9 +39,17 @@ export interface UpstreamSlot extends UpstreamNeed {
   models: { ws: string; http: string; chat: string };
 }
 
+/** Where the Durable Objects' storage goes (`BENCH_STORAGE`, bench/README.md "Storage"). */
+export type StorageChoice = "tmpfs" | "disk";
+
+/** The tmpfs the benchmark puts Durable Object storage on when asked to (Linux's shared memory). */
+const TMPFS_DIR = "/dev/shm";
+
 /** The running stack. */
 export interface BenchStack {
   deltagate: LocalStack;
+  /** Where Durable Object storage lives: its directory and the file system under it. */
+  storage: { dir: string | null; fileSystem: string | null };
   slots: Map<string, UpstreamSlot>;
   /** The `UPSTREAMS` routing table Deltagate runs with (JSON). */
   routes: string;
@@ -50,14 +63,28 @@ export interface BenchStack {
  * Starts the simulators, the backbone proxies and Deltagate.
  * @throws {Error} when anything fails to start (what was started is stopped first).
  */
-export async function startBenchStack(needs: UpstreamNeed[], verbose: boolean): Promise<BenchStack> {
+export async function startBenchStack(
+  needs: UpstreamNeed[],
+  verbose: boolean,
+  storage: StorageChoice = "tmpfs",
+): Promise<BenchStack> {
   const simulators = new Map<ModelTimeId, RunningSimulator>();
   const slots = new Map<string, UpstreamSlot>();
   let deltagate: LocalStack | null = null;
+  // tmpfs when asked and available; else local-stack's default (a directory under the temp dir).
+  const stateDir =
+    storage === "tmpfs" && fileSystemOf(TMPFS_DIR) === "tmpfs"
+      ? mkdtempSync(`${TMPFS_DIR}/deltagate-bench-`)
+      : null;
+  const removeState = () => {
+    if (stateDir) rmSync(stateDir, { recursive: true, force: true });
+  };
+  process.once("exit", removeState); // tmpfs is memory: never leave it behind
   const stop = async (): Promise<void> => {
     await deltagate?.stop();
     await Promise.all([...slots.values()].map((s) => s.backbone?.close()));
     await Promise.all([...simulators.values()].map((s) => s.close()));
+    removeState();
   };
   try {
     for (const need of needs) {
@@ -109,10 +136,12 @@ export async function startBenchStack(needs: UpstreamNeed[], verbose: boolean): 
       vars: { UPSTREAMS: routesJson, MODELS: routes.map((r) => r.model).join(",") },
       // Others may save files while the bench runs: a reload would drop the loops' sockets.
       snapshot: true,
+      ...(stateDir ? { persistTo: stateDir } : {}),
     });
     const stack = deltagate;
     return {
       deltagate: stack,
+      storage: { dir: stateDir, fileSystem: fileSystemOf(stateDir ?? tmpdir()) },
       slots,
       routes: routesJson,
       viewFor(key) {

@@ -52,18 +52,20 @@ export function errorOf(event: UpstreamEvent): FailureError {
  * The outcome of an upstream terminal event (`response.completed` / `incomplete` / `failed`):
  * the terminal `response.output` re-keyed when the upstream sent it, else the output the client
  * was sent (partial-output.ts).
+ * @param seen the output the client was sent; called only when the upstream sent no output (it
+ *   copies every item).
  */
 export function terminalOutcome(
   event: UpstreamEvent,
   rekey: OutputRekeyer,
-  seen: readonly StoredItem[],
+  seen: () => readonly StoredItem[],
   at: number,
 ): ResponseOutcome {
   const response = (
     typeof event.response === "object" && event.response !== null ? event.response : {}
   ) as Record<string, unknown>;
   const upstreamOutput = Array.isArray(response.output) ? response.output : null;
-  const output = upstreamOutput ? upstreamOutput.map((item, index) => rekey.item(item, index)) : seen;
+  const output = upstreamOutput ? upstreamOutput.map((item, index) => rekey.item(item, index)) : seen();
   const status =
     event.type === "response.completed"
       ? "completed"

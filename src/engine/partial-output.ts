@@ -85,11 +85,10 @@ export class PartialOutput {
     if (index === null) return;
     if (event.type === "response.output_item.added" || event.type === "response.output_item.done") {
       if (!isObject(event.item)) return;
-      // A deep copy: deltas are applied to it in place, the event itself is left as sent.
-      this.slots[index] = {
-        item: structuredClone(event.item),
-        done: event.type === "response.output_item.done",
-      };
+      const done = event.type === "response.output_item.done";
+      // A deep copy of an added item: deltas are applied to it in place, and the event itself is
+      // left as sent. A done item is never changed here (`items()` copies it), so it is kept as is.
+      this.slots[index] = { item: done ? event.item : structuredClone(event.item), done };
       return;
     }
     const slot = this.slots[index];

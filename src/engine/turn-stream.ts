@@ -59,7 +59,7 @@ export async function streamTurn(
   const handle = (event: UpstreamEvent) => {
     if (LIFECYCLE_EVENT_TYPES.has(event.type) || result) return;
     if (TERMINAL_EVENT_TYPES.has(event.type)) {
-      const outcome = terminalOutcome(event, rekey, output.items(), now());
+      const outcome = terminalOutcome(event, rekey, () => output.items(), now());
       result = { outcome, failure: outcome.status === "failed" ? FAILED_MID_STREAM : null };
     } else if (event.type === "error") {
       result = { outcome: failure(output.items(), now(), errorOf(event)), failure: FAILED_MID_STREAM };

@@ -94,6 +94,12 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly presence: ClientPresence;
   /** The latest warm-up on connect: settles once its upstream connection is open or failed. */
   warming: Promise<void> = Promise.resolve();
+  /**
+   * The alarm time (ms) this instance last set or read, null when none is set, undefined before it
+   * read it: every request re-arms the alarm (`scheduleAlarm`), and reading it back from storage
+   * each time would put a storage round trip on every request.
+   */
+  private alarmAt: number | null | undefined = undefined;
 
   /**
    * Runs on every wake: migrates the schema and ends the responses an earlier instance left
@@ -279,6 +285,7 @@ export class SessionDurableObject extends DurableObject<Env> {
    * period, and re-arms itself for the next deadline.
    */
   override async alarm(): Promise<void> {
+    this.alarmAt = null; // it fired: none is set until `scheduleAlarm` below
     for (const ws of this.ctx.getWebSockets()) {
       const conn = this.connections.get(ws);
       if (conn && this.ws.expired(conn, true)) this.ws.closeForLifetime(conn);
@@ -457,7 +464,10 @@ export class SessionDurableObject extends DurableObject<Env> {
     const released = this.store.scopes.earliest();
     if (released !== null) earliest = Math.min(earliest, released + this.config.storeFalseGraceMs);
     if (earliest === Number.POSITIVE_INFINITY) return;
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > earliest) await this.ctx.storage.setAlarm(earliest);
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === null || this.alarmAt > earliest) {
+      this.alarmAt = earliest; // before the await, so a concurrent request does not arm a later one
+      await this.ctx.storage.setAlarm(earliest);
+    }
   }
 }

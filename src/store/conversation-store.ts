@@ -229,10 +229,8 @@ export class ConversationStore {
    */
   finish(id: string, outcome: ResponseOutcome, logTail: readonly string[] | null): void {
     this.storage.transactionSync(() => {
-      if (!this.exists(id)) return;
-      this.insertItems(id, OUTPUT, outcome.output);
-      if (logTail) this.eventLogs.append(id, logTail);
-      this.sql.exec(
+      // The update first: it also tells whether the response still exists (no extra read).
+      const updated = this.sql.exec(
         `UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ?,
            moderation = ? WHERE id = ?`,
         outcome.status,
@@ -242,7 +240,10 @@ export class ConversationStore {
         outcome.completedAt,
         outcome.moderation ? JSON.stringify(outcome.moderation) : null,
         id,
-      );
+      ).rowsWritten;
+      if (updated === 0) return;
+      this.insertItems(id, OUTPUT, outcome.output);
+      if (logTail) this.eventLogs.append(id, logTail);
     });
   }
 

@@ -2,7 +2,8 @@
  * Storage calls on every turn's path that must not write when nothing changes: cleaning up the
  * store:false scope of a connection that owns nothing (every store:true HTTP turn) keeps the
  * history epoch, so the render cache survives it; claiming a session's tenant writes only the
- * first time, and still refuses every other tenant.
+ * first time, and still refuses every other tenant; finishing a response that no longer exists
+ * (its store:false socket closed meanwhile) writes nothing, without reading it first.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -63,6 +64,31 @@ describe("per-turn storage calls", () => {
       expect(claimTenant(sql, "tenant-a")).toBe(true);
       expect(claimTenant(sql, "tenant-b")).toBe(false);
       expect(ownerTenant(sql)).toBe("tenant-a");
+    });
+  });
+
+  it("finishes an existing response with its output, and writes nothing for a gone one", async () => {
+    const stub = sessionStub("tenant-a", uniqueSession("hot-path-finish"));
+    await runInDurableObject(stub, (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      store.create({ ...record("running", null), status: "in_progress", completedAt: null }, [user("u1")]);
+      const outcome = {
+        status: "completed" as const,
+        output: [{ id: "msg_o", type: "message", role: "assistant", content: [] } as StoredItem],
+        usage: { input_tokens: 1 },
+        error: null,
+        incompleteDetails: null,
+        completedAt: 5,
+      };
+      store.finish("running", outcome, ['{"type":"response.completed","sequence_number":0}']);
+      expect(store.get("running")).toMatchObject({ status: "completed", usage: { input_tokens: 1 } });
+      expect(store.items("running", "output").map((item) => item.id)).toEqual(["msg_o"]);
+      expect(store.eventLogs.read("running")).toEqual([{ type: "response.completed", sequence_number: 0 }]);
+
+      store.finish("gone", outcome, ['{"type":"response.completed","sequence_number":0}']);
+      expect(store.get("gone")).toBeNull();
+      expect(store.items("gone", "output")).toEqual([]);
+      expect(store.eventLogs.read("gone")).toBeNull();
     });
   });
 });

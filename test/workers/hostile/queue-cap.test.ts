@@ -4,7 +4,7 @@
  * `websocket_queue_full` `error` event on its lane, the socket stays open, the queued ones all
  * complete in order, and once the queue drained new creates are accepted again.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { MAX_QUEUED } from "../../../src/session/lanes.ts";
 import { connect, uniqueSession } from "../../support/ws-client.ts";
 
@@ -13,16 +13,21 @@ const MODEL = "deltagate-sim";
 describe("hostile: queued creates per socket", () => {
   it(`queues ${MAX_QUEUED} creates behind a running one and refuses the rest with websocket_queue_full`, async () => {
     const extra = 5;
+    // The running response waits on a hold until every refusal arrived: a timed delay raced the
+    // sends on a loaded machine (it finished first once, and nothing was left to refuse).
+    const hold = `queue-cap-${crypto.randomUUID()}`;
     const ws = await connect({ session: uniqueSession("queue-cap") });
     ws.send({
       type: "response.create",
       model: MODEL,
       store: false,
-      input: "slow [sim:delay_ms=1500] [sim:tokens=2]",
+      input: `slow [sim:hold=${hold}] [sim:tokens=2]`,
     });
     for (let i = 0; i < MAX_QUEUED + extra; i++) {
       ws.send({ type: "response.create", model: MODEL, store: false, input: `queued ${i} [sim:tokens=2]` });
     }
+    await ws.until((frames) => frames.filter((f) => f.type === "error").length === extra, 25_000);
+    await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
     await ws.until(
       (frames) => frames.filter((f) => f.type === "response.completed").length === 1 + MAX_QUEUED,
       25_000,
