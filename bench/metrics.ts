@@ -73,6 +73,8 @@ export interface LoopSample {
   upstream: UpstreamTraffic;
   /** CPU time of this run's workerd processes during the loop, ms (null off Linux). */
   workerdCpuMs: number | null;
+  /** The part of `workerdCpuMs` spent in wrangler dev's proxy (proc-stats.ts), ms; null if not found. */
+  devProxyCpuMs: number | null;
 }
 
 /** Arithmetic mean (NaN for an empty list). */

@@ -4,10 +4,15 @@
  * Owns finding them: every process named `workerd` that descends from this process (so another
  * `wrangler dev` on the machine is never counted), found again on each call because wrangler may
  * restart workerd.
+ * Also tells apart wrangler dev's own proxy: `wrangler dev` runs the Worker in one workerd and,
+ * in front of it, a ProxyWorker in another workerd that owns the public port and relays every
+ * request and WebSocket message to the Worker (wrangler 4's startDevWorker; production has no such
+ * hop). Found as the workerd that holds the listening socket of that port (/proc/net/tcp, then the
+ * socket inode among /proc/PID/fd: https://man7.org/linux/man-pages/man5/proc_pid_net.5.html).
  * Invariant: never throws; off Linux (no /proc) every reading is null.
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 
 /** Clock ticks per second of /proc's utime/stime (`getconf CLK_TCK`, almost always 100). */
 export const CLOCK_TICKS_PER_SECOND: number = (() => {
@@ -85,6 +90,59 @@ export function workerdCpuMs(): number | null {
   if (procs.length === 0) return null;
   const ticks = procs.reduce((sum, p) => sum + p.cpuTicks, 0);
   return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+}
+
+/** Inodes of the TCP sockets listening on `port` (IPv4 and IPv6), from /proc/net/tcp{,6}. */
+function listeningInodes(port: number): Set<string> {
+  const inodes = new Set<string>();
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const line of text.split("\n").slice(1)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode …
+      const fields = line.trim().split(/\s+/);
+      const local = fields[1];
+      if (!local || fields[3] !== "0A") continue; // 0A: TCP_LISTEN
+      if (local.slice(local.lastIndexOf(":") + 1) === hexPort && fields[9]) inodes.add(fields[9]);
+    }
+  }
+  return inodes;
+}
+
+/** Whether process `pid` holds one of the sockets `inodes`. */
+function holdsSocket(pid: number, inodes: Set<string>): boolean {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (target.startsWith("socket:[") && inodes.has(target.slice(8, -1))) return true;
+    } catch {
+      // closed between the listing and the read
+    }
+  }
+  return false;
+}
+
+/**
+ * CPU time (ms) of this run's workerd processes that listen on `port`: wrangler dev's proxy when
+ * `port` is the Deltagate port clients use (see the module header). Null when none is found.
+ */
+export function devProxyCpuMs(port: number): number | null {
+  const inodes = listeningInodes(port);
+  if (inodes.size === 0) return null;
+  const procs = ownWorkerd().filter((p) => holdsSocket(p.pid, inodes));
+  if (procs.length === 0) return null;
+  return (procs.reduce((sum, p) => sum + p.cpuTicks, 0) * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
 /** Total resident memory (VmRSS) of this run's workerd processes, bytes; null when none is found. */

@@ -83,6 +83,11 @@ export interface ScenarioReport {
   upstreamTransports: Record<string, number>;
   /** Workerd CPU per turn while the loop ran (median over rounds), ms; direct scenarios show idle. */
   workerdCpuMsPerTurn: number | null;
+  /**
+   * The part of `workerdCpuMsPerTurn` spent in wrangler dev's proxy in front of the Worker (a local
+   * hop production does not have: bench/proc-stats.ts), ms; null when it was not found.
+   */
+  devProxyCpuMsPerTurn?: number | null;
   reconnectsPerLoop: number | null;
   fallbacksPerLoop: number | null;
   /** The payload bytes of the last turn (A: the final context), median over rounds. */
@@ -185,6 +190,7 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
       }
     }
     const cpu = samples.flatMap((s) => (s.workerdCpuMs === null ? [] : [s.workerdCpuMs / turnsOf(s)]));
+    const proxyCpu = samples.flatMap((s) => (s.devProxyCpuMs == null ? [] : [s.devProxyCpuMs / turnsOf(s)]));
     const connects = samples.flatMap((s) => (s.connectMs === null ? [] : [s.connectMs]));
     const isBaseline = run === baseline;
     return {
@@ -213,6 +219,7 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
       upstreamRequestsPerTurn: medianOf(samples, (s) => s.upstream.requests / turnsOf(s)),
       upstreamTransports: transports,
       workerdCpuMsPerTurn: cpu.length > 0 ? median(cpu) : null,
+      devProxyCpuMsPerTurn: proxyCpu.length > 0 ? median(proxyCpu) : null,
       reconnectsPerLoop: medianOf(samples, (s) => s.turns.filter((t) => t.reconnected).length),
       fallbacksPerLoop: medianOf(samples, (s) => s.turns.filter((t) => t.fallback).length),
       lastTurnPayloadBytes: medianOf(samples, (s) => s.turns.at(-1)?.clientBytes ?? 0),

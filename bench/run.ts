@@ -23,7 +23,7 @@ import { parseLinkSpec } from "./link-spec.ts";
 import { type LoadStep, runLoadStep } from "./load.ts";
 import type { LoopSample } from "./metrics.ts";
 import { describeModelTime, MODEL_TIMES } from "./model-time.ts";
-import { openFileLimit, workerdCount, workerdCpuMs } from "./proc-stats.ts";
+import { devProxyCpuMs, openFileLimit, workerdCount, workerdCpuMs } from "./proc-stats.ts";
 import {
   hopsBetween,
   PROFILE_IDS,
@@ -115,7 +115,17 @@ function scenariosFor(def: ProfileDef, config: BenchConfig): ScenarioId[] {
   return SCENARIO_IDS.filter((id) => chosen.has(id));
 }
 
-async function measure(cell: Cell, config: BenchConfig, nonce: string, turns: number): Promise<LoopSample> {
+/**
+ * One loop of `cell`, with the workerd CPU it cost.
+ * @param deltagatePort the port clients reach Deltagate on (wrangler dev's proxy listens there).
+ */
+async function measure(
+  cell: Cell,
+  config: BenchConfig,
+  nonce: string,
+  turns: number,
+  deltagatePort: number,
+): Promise<LoopSample> {
   const params: ScenarioRunParams = {
     targets: cell.profile.targets,
     turns,
@@ -128,13 +138,16 @@ async function measure(cell: Cell, config: BenchConfig, nonce: string, turns: nu
   };
   const hopsBefore = cell.profile.snapshot();
   const cpuBefore = workerdCpuMs();
+  const proxyBefore = devProxyCpuMs(deltagatePort);
   const loop = await cell.run.scenario.run(params);
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const cpuAfter = workerdCpuMs();
+  const proxyAfter = devProxyCpuMs(deltagatePort);
   return {
     ...loop,
     hops: hopsBetween(hopsBefore, cell.profile.snapshot()),
     workerdCpuMs: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null,
+    devProxyCpuMs: proxyBefore !== null && proxyAfter !== null ? proxyAfter - proxyBefore : null,
   };
 }
 
@@ -182,7 +195,13 @@ async function main(): Promise<number> {
       if (warmed.has(cell.run.scenario.id)) continue;
       warmed.add(cell.run.scenario.id);
       try {
-        const sample = await measure(cell, config, `warmup-${randomUUID()}`, config.BENCH_WARMUP_TURNS);
+        const sample = await measure(
+          cell,
+          config,
+          `warmup-${randomUUID()}`,
+          config.BENCH_WARMUP_TURNS,
+          Number(new URL(stack.deltagate.origin).port),
+        );
         log(`warm-up ${name(cell)}: ${sample.loopMs.toFixed(0)} ms`);
       } catch (error) {
         cell.run.status = "unavailable";
@@ -199,7 +218,13 @@ async function main(): Promise<number> {
         assertNotInterrupted();
         if (cell.run.status !== "ok") continue;
         try {
-          const sample = await measure(cell, config, `r${round}-${randomUUID()}`, config.BENCH_TURNS);
+          const sample = await measure(
+            cell,
+            config,
+            `r${round}-${randomUUID()}`,
+            config.BENCH_TURNS,
+            Number(new URL(stack.deltagate.origin).port),
+          );
           cell.run.loops.set(round, sample);
           const extras = [
             sample.workerdCpuMs !== null ? `workerd ${sample.workerdCpuMs.toFixed(0)} ms CPU` : "",

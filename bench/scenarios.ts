@@ -72,7 +72,7 @@ export interface ScenarioRunParams {
 }
 
 /** A loop's measurements before the runner adds the hops and workerd CPU. */
-export type ScenarioLoop = Omit<LoopSample, "hops" | "workerdCpuMs">;
+export type ScenarioLoop = Omit<LoopSample, "hops" | "workerdCpuMs" | "devProxyCpuMs">;
 
 /** A scenario: labels and how to run one loop. */
 export interface Scenario {

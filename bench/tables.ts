@@ -73,6 +73,14 @@ export function timeTable(profile: ProfileResult): string {
   ].join("\n");
 }
 
+/** Workerd CPU per turn, with wrangler dev's proxy's part in parentheses when it was measured. */
+function cpuCell(r: ScenarioReport): string {
+  const proxy = r.devProxyCpuMsPerTurn;
+  return proxy == null || r.workerdCpuMsPerTurn === null
+    ? ms(r.workerdCpuMsPerTurn)
+    : `${ms(r.workerdCpuMsPerTurn)} (${ms(proxy)})`;
+}
+
 /** Bytes, connections, upstream traffic and workerd CPU of one profile. */
 export function bytesTable(profile: ProfileResult): string {
   const rows = profile.scenarios.filter(ok).map((r) => {
@@ -82,10 +90,10 @@ export function bytesTable(profile: ProfileResult): string {
         ? `${r.reconnectsPerLoop} / ${r.fallbacksPerLoop}`
         : "—";
     const deflate = r.deflate === null ? "—" : r.deflate ? "yes" : "no";
-    return `| ${r.id} | ${bytes(r.uplinkPayloadBytesPerTurn)} | ${bytes(r.uplinkWireBytesPerTurn)} | ${ratio(r.uplinkVsA)} | ${deflate} | ${bytes(r.downlinkWireBytesPerTurn)} | ${r.connectionsPerLoop ?? "—"} | ${bytes(r.upstreamBytesPerTurn)} | ${via} | ${ms(r.workerdCpuMsPerTurn)} | ${rc} |`;
+    return `| ${r.id} | ${bytes(r.uplinkPayloadBytesPerTurn)} | ${bytes(r.uplinkWireBytesPerTurn)} | ${ratio(r.uplinkVsA)} | ${deflate} | ${bytes(r.downlinkWireBytesPerTurn)} | ${r.connectionsPerLoop ?? "—"} | ${bytes(r.upstreamBytesPerTurn)} | ${via} | ${cpuCell(r)} | ${rc} |`;
   });
   return [
-    "| Scenario | Uplink JSON (B/turn) | Uplink wire (B/turn) | Uplink wire vs A | permessage-deflate | Downlink wire (B/turn) | Client conns/loop | Upstream received (B/turn) | Upstream via | workerd CPU (ms/turn) | Reconnects / fallbacks per loop |",
+    "| Scenario | Uplink JSON (B/turn) | Uplink wire (B/turn) | Uplink wire vs A | permessage-deflate | Downlink wire (B/turn) | Client conns/loop | Upstream received (B/turn) | Upstream via | workerd CPU (ms/turn): all (dev proxy) | Reconnects / fallbacks per loop |",
     "|---|--:|--:|--:|---|--:|--:|--:|---|--:|--:|",
     ...rows,
   ].join("\n");

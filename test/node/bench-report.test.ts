@@ -42,6 +42,7 @@ function loop(latencies: number[], upBytes: number): LoopSample {
     hops: {},
     upstream: { requests: latencies.length, bytes: 1000, transports: { ws: latencies.length } },
     workerdCpuMs: 20,
+    devProxyCpuMs: 5,
   };
 }
 
@@ -112,6 +113,7 @@ describe("report", () => {
     expect(rdg?.addedMs?.p50).toBeCloseTo(4); // pairs: 2, 5, 3, 6
     expect(rdg?.uplinkVsA).toBeCloseTo(0.05);
     expect(rdg?.workerdCpuMsPerTurn).toBe(10);
+    expect(rdg?.devProxyCpuMsPerTurn).toBe(2.5);
     expect(re?.addedMs).toBeNull();
   });
 
