@@ -16,7 +16,7 @@ export const BLOCK_END = "<!-- bench:end -->";
 
 /** The generated Markdown for the README (without the markers). */
 export function renderReadmeBlock(results: ResultsFile): string {
-  const rounds = [...new Set(results.profiles.map((p) => p.rounds))].join("/");
+  const rounds = results.profiles.map((p) => `${p.id} ${p.rounds}`).join(", ");
   const load = loadTable(results.load);
   return [
     `_Generated from \`bench/results/latest.json\` by \`npm run bench:readme\`; do not edit by hand. Run ${results.date.slice(0, 16).replace("T", " ")} UTC, ` +
@@ -25,7 +25,7 @@ export function renderReadmeBlock(results: ResultsFile): string {
       `${results.durationSeconds} s._`,
     "",
     `Loop time of the ${results.workload.turns}-turn coding-agent workload (final context ${bytes(results.workload.finalContextBytes)} bytes), ` +
-      `median over ${rounds} interleaved round(s), and its ratio to A in the same profile (< 1 is faster):`,
+      `median over the interleaved rounds each profile ran (${rounds}), and its ratio to A in the same profile (< 1 is faster):`,
     "",
     summaryTable(results.profiles),
     "",
