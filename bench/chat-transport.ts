@@ -6,7 +6,6 @@
  * developer and user messages as they are, each `function_call_output` as a `tool` message after
  * the assistant message that carried the calls) and the count of the JSON bytes it sent.
  */
-import OpenAI from "openai";
 import type {
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
@@ -14,6 +13,7 @@ import type {
 import type { ResponseInputItem } from "openai/resources/responses/responses";
 import type { FunctionCall, TurnInput, TurnResult, TurnTransport } from "./loop.ts";
 import type { LoopFetch } from "./loop-fetch.ts";
+import { loopClient } from "./sdk-client.ts";
 import { CHAT_TOOLS } from "./workload.ts";
 
 /** Configuration of a Chat Completions transport. */
@@ -52,19 +52,7 @@ function toMessage(item: ResponseInputItem): ChatCompletionMessageParam {
 
 /** Creates a Chat Completions transport for one loop. */
 export function chatTransport(options: ChatTransportOptions): TurnTransport {
-  let lastBodyBytes = 0;
-  const countingFetch = (input: string | URL, init?: RequestInit): Promise<Response> => {
-    const body = init?.body;
-    lastBodyBytes = typeof body === "string" ? Buffer.byteLength(body, "utf8") : 0;
-    return options.loopFetch.fetch(input, init);
-  };
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    maxRetries: 0,
-    timeout: options.turnTimeoutMs,
-    fetch: countingFetch as unknown as typeof fetch,
-  });
+  const { client, lastBodyBytes } = loopClient(options);
   const messages: ChatCompletionMessageParam[] = [];
 
   return {
@@ -84,7 +72,7 @@ export function chatTransport(options: ChatTransportOptions): TurnTransport {
         },
         { signal: AbortSignal.timeout(options.turnTimeoutMs) },
       );
-      const clientBytes = lastBodyBytes;
+      const clientBytes = lastBodyBytes();
       const calls = new Map<number, FunctionCall>();
       let text = "";
       let finished = false;

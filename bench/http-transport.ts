@@ -8,7 +8,6 @@
  * Owns the loop's history (full-history style) and the exact count of the JSON bytes it sent.
  * Connections: the per-loop `fetch` (loop-fetch.ts) keeps one connection alive for the loop.
  */
-import OpenAI from "openai";
 import type {
   ResponseCreateParamsStreaming,
   ResponseFunctionToolCall,
@@ -17,6 +16,7 @@ import type {
 } from "openai/resources/responses/responses";
 import type { FunctionCall, TurnInput, TurnResult, TurnTransport } from "./loop.ts";
 import type { LoopFetch } from "./loop-fetch.ts";
+import { loopClient } from "./sdk-client.ts";
 import { mergeTimings, parseServerTiming, timingFromEvent } from "./timing-hook.ts";
 import { BENCH_TOOLS } from "./workload.ts";
 
@@ -51,19 +51,7 @@ export function responseCalls(response: ResponsesResponse): FunctionCall[] {
 
 /** Creates an HTTP transport for one loop. */
 export function httpTransport(options: HttpTransportOptions): TurnTransport {
-  let lastBodyBytes = 0;
-  const countingFetch = (input: string | URL, init?: RequestInit): Promise<Response> => {
-    const body = init?.body;
-    lastBodyBytes = typeof body === "string" ? Buffer.byteLength(body, "utf8") : 0;
-    return options.loopFetch.fetch(input, init);
-  };
-  const client = new OpenAI({
-    apiKey: options.apiKey,
-    baseURL: options.baseURL,
-    maxRetries: 0,
-    timeout: options.turnTimeoutMs,
-    fetch: countingFetch as unknown as typeof fetch,
-  });
+  const { client, lastBodyBytes } = loopClient(options);
   const history: ResponseInputItem[] = [];
   let previousId: string | null = null;
 
@@ -91,7 +79,7 @@ export function httpTransport(options: HttpTransportOptions): TurnTransport {
       const { data: stream, response: httpResponse } = await client.responses
         .create(body, { signal: AbortSignal.timeout(options.turnTimeoutMs), headers: options.headers })
         .withResponse();
-      const clientBytes = lastBodyBytes;
+      const clientBytes = lastBodyBytes();
       let timing = parseServerTiming(httpResponse.headers.get("server-timing"));
       let terminal: ResponsesResponse | null = null;
       let latencyMs = 0;
