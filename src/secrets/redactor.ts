@@ -5,9 +5,10 @@
  * Invariant: a configured secret (by value: every upstream key, every tenant key, every binding
  * whose name says it is a key, token, secret or password) never survives redaction, nor does a
  * token of a known key shape (OpenAI `sk-…`, Groq `gsk_…`, xAI `xai-…`, Google `AIza…`, Fireworks
- * `fw_…`, Anthropic `sk-ant-…`, Azure 32-hex keys, `Bearer …`), whole or masked the way providers
- * echo them (`sk-abc***…xyz`). A documentation placeholder (`Bearer <key>`) is not a credential
- * and stays, so Deltagate's own messages read as written.
+ * `fw_…`, Anthropic `sk-ant-…`, Azure 32-hex keys, `Bearer …`, Deltagate's client secrets
+ * `ek_…`), whole or masked the way providers echo them (`sk-abc***…xyz`). A documentation
+ * placeholder (`Bearer <key>`) is not a credential and stays, so Deltagate's own messages read as
+ * written.
  * Sources: https://platform.openai.com/docs/api-reference/authentication (key format),
  * https://learn.microsoft.com/azure/ai-services/openai/reference#authentication (32-hex keys).
  */
@@ -40,6 +41,8 @@ const KEY_SHAPES: readonly RegExp[] = [
   /\b(?:sk|pk|rk)-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_*.…-]{8,}/g,
   /\b(?:gsk|fw|hf|ghp|gho|xoxb|glpat)_[A-Za-z0-9_*.…-]{8,}/g,
   /\bxai-[A-Za-z0-9_*.…-]{8,}/g,
+  // Client secrets (src/auth/client-secret.ts), also inside `openai-insecure-api-key.ek_…` or a URL.
+  /\bek_[A-Za-z0-9_*.…-]{16,}/g,
   /\bAIza[A-Za-z0-9_*.…-]{16,}/g,
   /\b[a-f0-9]{32}\b/g,
   // The whole credential after the name, scheme included, unless it is a placeholder.
