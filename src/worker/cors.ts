@@ -46,10 +46,11 @@ export function corsMiddleware(): MiddlewareHandler<AppEnv> {
   });
   return async (c, next) => {
     const origin = c.req.header("origin");
+    // No `Origin`: not a browser's cross-origin request (curl, SDKs, native apps); nothing to add.
+    if (!origin) return next();
     const { corsOrigins } = parseConfig(c.env);
-    if (origin && c.req.method !== "OPTIONS" && !originAllowed(corsOrigins, origin, c.req.url)) {
+    if (c.req.method !== "OPTIONS" && !originAllowed(corsOrigins, origin, c.req.url))
       throw originNotAllowed();
-    }
     if (c.req.header("upgrade")?.toLowerCase() === "websocket") return next();
     return answer(c, next);
   };

@@ -64,7 +64,7 @@ describe("a client secret reaches only its own session", () => {
     otherTenant = await httpResponseId(KEY_B, { "session-id": S });
     const tSocket = await connect({ session: T });
     const done = await wsTurn(tSocket, 0, { store: false });
-    storeFalseOfT = (done as { response: { id: string } }).response.id;
+    storeFalseOfT = (done as unknown as { response: { id: string } }).response.id;
     // The socket stays open: a socket of the same tenant could continue its chain (store:false grace).
   });
 
@@ -248,7 +248,7 @@ describe("a warm turn authenticated by a client secret costs no extra storage wo
   ): Promise<{ statements: string[]; alarms: number }> {
     const ws = await open(session);
     const first = await wsTurn(ws, 0, {});
-    const previous = (first as { response: { id: string } }).response.id;
+    const previous = (first as unknown as { response: { id: string } }).response.id;
     const seen: string[] = [];
     let alarms = 0;
     await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => {
