@@ -16,6 +16,7 @@
  */
 
 import type { Json } from "../protocol/json.ts";
+import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import {
   type Upstream,
   UpstreamError,
@@ -30,8 +31,6 @@ import { OutputGuard } from "./output-guard.ts";
 import type { TurnPlan } from "./policy.ts";
 import { logAccounting, moderationResult, type TurnAccounting } from "./report.ts";
 import type { SafetyTurn, SessionSafety } from "./session-safety.ts";
-
-const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
 /** Everything one turn's checks need. */
 export interface SafeUpstreamParts {
@@ -181,7 +180,7 @@ export class SafeUpstream implements Upstream {
     let written = false;
     try {
       for await (const event of events) {
-        if (!TERMINAL.has(event.type)) {
+        if (!TERMINAL_EVENT_TYPES.has(event.type)) {
           yield event;
           continue;
         }
