@@ -9,13 +9,10 @@
  * so both can be sent back (src/upstream/item-conversion.ts).
  */
 import type { StoredItem } from "../protocol/items.ts";
+import { isRecord } from "../protocol/json.ts";
 import { newItemId } from "../util/ids.ts";
 
-type JsonObject = { [field: string]: unknown };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+type JsonObject = Record<string, unknown>;
 
 /** Id map for one response's output. */
 export class OutputRekeyer {
@@ -41,7 +38,7 @@ export class OutputRekeyer {
 
   /** A copy of an upstream output item carrying Deltagate's id. */
   item(raw: unknown, outputIndex: number | undefined): StoredItem {
-    const item: JsonObject = isObject(raw) ? { ...raw } : {};
+    const item: JsonObject = isRecord(raw) ? { ...raw } : {};
     const type = typeof item.type === "string" ? item.type : "message";
     item.type = type;
     item.id = this.idFor(type, typeof item.id === "string" ? item.id : undefined, outputIndex);

@@ -13,6 +13,7 @@
  * error objects at `MAX_UPSTREAM_ERROR_JSON` (after redaction, so a cap never cuts a key in two and
  * leaves a prefix behind), so a hostile upstream cannot make a stored error outgrow its row.
  */
+import { isRecord } from "../protocol/json.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import {
@@ -83,7 +84,7 @@ function redactedError(cause: unknown, redactor: SecretRedactor): unknown {
 function redactedEvent(event: UpstreamEvent, redactor: SecretRedactor): UpstreamEvent {
   if (event.type === "error") return { ...bounded(redactor.json(event)), type: "error" };
   const response = event.response;
-  if (typeof response !== "object" || response === null || Array.isArray(response)) return event;
+  if (!isRecord(response)) return event;
   if (!("error" in response) && !("incomplete_details" in response)) return event;
   const { error, incomplete_details, ...rest } = response;
   return {

@@ -16,7 +16,9 @@
  * Source: https://platform.openai.com/docs/api-reference/responses-streaming (openai-node:
  *   `ResponseContentPartAddedEvent.part` is an output text, a refusal or a `ReasoningText`)
  */
-import { isJsonObject, type JsonObject } from "./json.ts";
+import { isRecord } from "./json.ts";
+
+type Fields = Record<string, unknown>;
 
 /** A streamed output event, with its fields not interpreted yet. */
 export interface OutputEvent {
@@ -153,7 +155,7 @@ export function streamKey(event: OutputEvent, stream: TextStream): string {
 /** One output item as far as its events went. */
 export interface FoldedItem {
   /** The item: a copy built in place while it streams, the `output_item.done` item once done. */
-  item: JsonObject;
+  item: Fields;
   /** `response.output_item.done` was applied. */
   done: boolean;
   /** Texts and parts whose `…done` event was applied while the item streamed (`finishedKey`). */
@@ -169,7 +171,7 @@ export function finishedKey(list: PartList | null, at: number, what: "text" | "p
 }
 
 /** `item[list]` as an array, created when missing. */
-function listOf(item: JsonObject, list: PartList): unknown[] {
+function listOf(item: Fields, list: PartList): unknown[] {
   const value = item[list];
   if (Array.isArray(value)) return value;
   const created: unknown[] = [];
@@ -178,10 +180,10 @@ function listOf(item: JsonObject, list: PartList): unknown[] {
 }
 
 /** The part at `at` of `list`, created as an empty part of `stream` when missing. */
-function partAt(list: unknown[], at: number, stream: TextStream): JsonObject {
+function partAt(list: unknown[], at: number, stream: TextStream): Fields {
   const part = list[at];
-  if (isJsonObject(part)) return part;
-  const created: JsonObject =
+  if (isRecord(part)) return part;
+  const created: Fields =
     stream.owner === "output_text"
       ? { type: "output_text", text: "", annotations: [] }
       : { type: stream.owner, [stream.field]: "" };
@@ -202,7 +204,7 @@ export class OutputFold {
     if (index === null) return;
     const type = event.type;
     if (type === ITEM_ADDED || type === ITEM_DONE) {
-      if (!isJsonObject(event.item)) return;
+      if (!isRecord(event.item)) return;
       const done = type === ITEM_DONE;
       // An added item is copied deep: it is built in place. A done item is never changed here.
       const item = done ? event.item : structuredClone(event.item);
@@ -234,7 +236,7 @@ export class OutputFold {
     const parts = PART_EVENT_LISTS.get(type);
     if (parts) {
       const at = this.at(event, parts.list);
-      if (at === null || !isJsonObject(event.part)) return;
+      if (at === null || !isRecord(event.part)) return;
       listOf(slot.item, parts.list)[at] = structuredClone(event.part);
       if (parts.done) slot.finished.add(finishedKey(parts.list, at, "part"));
     }

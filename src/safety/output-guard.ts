@@ -23,6 +23,7 @@
  *   `content_filter` (released-output.ts). A classifier failure fails the response with
  *   `safety_unavailable` (503), or, failing open, is recorded and ignored.
  */
+import { isRecord } from "../protocol/json.ts";
 import { DELTA_EVENTS, DONE_EVENTS, streamKey } from "../protocol/output-events.ts";
 import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream/upstream.ts";
@@ -343,7 +344,7 @@ function eventTexts(event: UpstreamEvent): string[] {
   if (event.item !== undefined) texts.push(...contentStrings(event.item));
   if (event.part !== undefined) texts.push(...contentStrings(event.part));
   const response = event.response;
-  if (typeof response === "object" && response !== null && !Array.isArray(response)) {
+  if (isRecord(response)) {
     texts.push(...contentStrings(response.output));
   }
   return texts;

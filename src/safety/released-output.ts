@@ -11,7 +11,7 @@
  * repeats a `…done` event the client already has.
  * Source: https://platform.openai.com/docs/api-reference/responses-streaming
  */
-import { isJsonObject, type JsonObject } from "../protocol/json.ts";
+import { isRecord } from "../protocol/json.ts";
 import {
   type FoldedItem,
   finishedKey,
@@ -39,7 +39,7 @@ export class ReleasedOutput {
    */
   closeForContentFilter(): UpstreamEvent[] {
     const events: UpstreamEvent[] = [];
-    const output: JsonObject[] = [];
+    const output: Record<string, unknown>[] = [];
     this.fold.slots.forEach((slot, index) => {
       if (!slot) return;
       if (!slot.done) events.push(...close(index, slot));
@@ -63,7 +63,7 @@ export class ReleasedOutput {
 function close(index: number, slot: FoldedItem): UpstreamEvent[] {
   const events: UpstreamEvent[] = [];
   const base = { item_id: typeof slot.item.id === "string" ? slot.item.id : "", output_index: index };
-  const item: JsonObject = { ...slot.item, status: "incomplete" };
+  const item: Record<string, unknown> = { ...slot.item, status: "incomplete" };
   for (const list of ["content", "summary"] as const) {
     const parts = slot.item[list];
     if (Array.isArray(parts)) item[list] = closeParts(list, parts, slot, base, events);
@@ -92,11 +92,11 @@ function closeParts(
 ): unknown[] {
   const { done: partDone, index: indexField } = PART_EVENTS[list];
   return parts.map((part, at) => {
-    if (!isJsonObject(part)) return part;
+    if (!isRecord(part)) return part;
     const stream = typeof part.type === "string" ? PART_STREAMS.get(part.type) : undefined;
     if (!stream || stream.list !== list) return part;
     const text = typeof part[stream.field] === "string" ? (part[stream.field] as string) : "";
-    const finished: JsonObject = { ...part, [stream.field]: text };
+    const finished: Record<string, unknown> = { ...part, [stream.field]: text };
     const position = { ...base, [indexField]: at };
     if (!slot.finished.has(finishedKey(list, at, "text"))) {
       events.push({

@@ -15,7 +15,7 @@
  * the turn's own commit instead of holding the request back behind the output gate.
  */
 
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import {
   type Upstream,
@@ -217,10 +217,7 @@ export class SafeUpstream implements Upstream {
 
   /** The terminal event with `response.moderation` (input and output results). */
   private withModeration(event: UpstreamEvent, guard: OutputGuard | null, input: InputCheck): UpstreamEvent {
-    const response =
-      typeof event.response === "object" && event.response !== null && !Array.isArray(event.response)
-        ? event.response
-        : {};
+    const response = isRecord(event.response) ? event.response : {};
     const outputClassifier = this.parts.output ?? this.parts.input;
     return {
       ...event,

@@ -22,6 +22,7 @@ import {
   eventLogUnavailable,
   responseNotFound,
 } from "../protocol/errors.ts";
+import { isRecord } from "../protocol/json.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size-limits.ts";
@@ -79,8 +80,8 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   if (typeof frame !== "string") return null;
   try {
     const value = parseClientJson(frame, "frame");
-    if (typeof value === "object" && value !== null && "stream_id" in value) {
-      const id = (value as { stream_id: unknown }).stream_id;
+    if (isRecord(value)) {
+      const id = value.stream_id;
       return typeof id === "string" && id.length > 0 ? id : null;
     }
   } catch {
