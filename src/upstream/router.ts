@@ -4,13 +4,12 @@
  * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction.
  * Invariant: a model with no route is rejected before anything is sent anywhere.
  */
-import { DEFAULT_UPSTREAM_IDLE_MS } from "../config/config.ts";
 import { ApiError } from "../protocol/errors.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
 import type { ClientPresence } from "./client-presence.ts";
 import { FallbackUpstream } from "./fallback.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
-import { ResponsesWsUpstream } from "./responses-ws/adapter.ts";
+import { DEFAULT_UPSTREAM_IDLE_MS, ResponsesWsUpstream } from "./responses-ws/adapter.ts";
 import { routesFor, type UpstreamRoute } from "./routes.ts";
 import type { Upstream, UpstreamRequest, UpstreamStream } from "./upstream.ts";
 
