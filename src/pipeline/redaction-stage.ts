@@ -15,6 +15,7 @@
  */
 import { isRecord } from "../protocol/json.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import {
   type Upstream,
@@ -36,10 +37,7 @@ export function redactionStage(redactor: SecretRedactor): TurnStage {
 
 /** `inner` with every error it reports redacted. */
 export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Upstream {
-  return {
-    get contextWindow() {
-      return inner.contextWindow;
-    },
+  return decorateUpstream(inner, {
     open: async (request, signal) => {
       let stream: UpstreamStream;
       try {
@@ -49,8 +47,7 @@ export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Ups
       }
       return redactedStream(stream, redactor);
     },
-    prewarm: (request) => inner.prewarm?.(request),
-  };
+  });
 }
 
 function redactedStream(stream: UpstreamStream, redactor: SecretRedactor): UpstreamStream {
