@@ -10,18 +10,13 @@
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import {
-  type ApiError,
-  connectionLimitReached,
-  eventLogUnavailable,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { type ApiError, connectionLimitReached, responseNotFound } from "../protocol/errors.ts";
 import { isRecord } from "../protocol/json.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
@@ -186,18 +181,11 @@ export class WebSocketTransport {
       this.sendError(conn, responseNotFound(responseId), streamId);
       return;
     }
-    const live = this.live.get(responseId);
-    if (live) {
-      if (!live.subscribe(sink, startingAfter))
-        this.sendError(conn, eventLogUnavailable(responseId), streamId);
-      return;
+    try {
+      this.live.replay(responseId, startingAfter, sink, () => this.store.eventLogs.read(responseId));
+    } catch (error) {
+      this.sendError(conn, asApiError(error, "resume failed", this.redactor), streamId);
     }
-    const log = this.store.eventLogs.read(responseId);
-    if (!log) {
-      this.sendError(conn, eventLogUnavailable(responseId), streamId);
-      return;
-    }
-    for (const event of loggedEventsAfter(log, startingAfter)) sink.send(event);
   }
 
   private create(
