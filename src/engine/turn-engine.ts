@@ -33,6 +33,7 @@ import type { CreateRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { checkSettingSizes } from "../protocol/size-limits.ts";
+import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
@@ -78,6 +79,8 @@ export interface TurnEngineDeps {
   importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
   /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
   mayContinue(owner: string, scope: TurnScope): boolean;
+  /** Redacts what the engine logs of an unexpected failure (src/secrets/redactor.ts). */
+  redactor: SecretRedactor;
 }
 
 /** What a turn ended with. */
@@ -264,6 +267,7 @@ export class TurnEngine {
         emitter,
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
+        this.deps.redactor,
       );
       if (result) timer.measure("commit", () => emitter.complete(result.outcome));
       timer.end();

@@ -16,8 +16,10 @@
  * Invariant: every output event carries Deltagate's item ids (rekey.ts); nothing is emitted after
  * the outcome is known (the terminal event is the commit step's, turn-emitter.ts).
  */
+import { logUnexpected } from "../protocol/error-rendering.ts";
 import { ApiError } from "../protocol/errors.ts";
 import { LIFECYCLE_EVENT_TYPES, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
+import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ResponseOutcome } from "../store/conversation-store.ts";
 import {
   type Upstream,
@@ -42,6 +44,7 @@ export interface StreamResult {
  * Opens `upstream` and streams it to `turn` until its outcome is known.
  * @param signal the turn's abort signal (client gone, `cancel`, abandonment); also passed to the
  *   upstream, so aborting it aborts the upstream request.
+ * @param redactor redacts an unexpected failure before it is logged (src/secrets/redactor.ts).
  * @returns the outcome to commit, or null when the turn was aborted because its store:false
  *   owner went away (nothing is kept).
  */
@@ -51,6 +54,7 @@ export async function streamTurn(
   turn: TurnEmitter,
   signal: AbortSignal,
   now: () => number,
+  redactor: SecretRedactor,
 ): Promise<StreamResult | null> {
   const rekey = new OutputRekeyer();
   const output = new PartialOutput();
@@ -81,7 +85,7 @@ export async function streamTurn(
       handle(next.value);
     }
   } catch (cause) {
-    if (!signal.aborted) result = failed(cause, opened === null, output, now());
+    if (!signal.aborted) result = failed(cause, opened === null, output, now(), redactor);
   } finally {
     reads.close();
     // Stop reading an upstream that still streams (its request is aborted through `signal`).
@@ -103,11 +107,17 @@ export async function streamTurn(
     }),
     failure: FAILED_MID_STREAM,
   };
-  return { ...result, outcome: await withUsage(result.outcome, opened) };
+  return { ...result, outcome: await withUsage(result.outcome, opened, redactor) };
 }
 
 /** The result of a failure of the upstream (before its first event when `beforeFirst`). */
-function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at: number): StreamResult {
+function failed(
+  cause: unknown,
+  beforeFirst: boolean,
+  output: PartialOutput,
+  at: number,
+  redactor: SecretRedactor,
+): StreamResult {
   if (cause instanceof UpstreamError || cause instanceof ApiError) {
     const code = cause.code ?? (cause.status >= 500 ? "server_error" : "invalid_request");
     return {
@@ -115,7 +125,7 @@ function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at:
       failure: beforeFirst ? { status: cause.status, type: cause.type } : FAILED_MID_STREAM,
     };
   }
-  console.error("upstream stream failed", cause);
+  logUnexpected("upstream stream failed", cause, redactor);
   return {
     outcome: failure(output.items(), at, { code: "server_error", message: "The upstream stream failed." }),
     failure: FAILED_MID_STREAM,
@@ -126,12 +136,16 @@ function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at:
  * `outcome` with a usage: the upstream's when it reported one, else Deltagate's count of what was
  * sent and of the output so far (nothing, when the upstream never started).
  */
-async function withUsage(outcome: ResponseOutcome, opened: UpstreamStream | null): Promise<ResponseOutcome> {
+async function withUsage(
+  outcome: ResponseOutcome,
+  opened: UpstreamStream | null,
+  redactor: SecretRedactor,
+): Promise<ResponseOutcome> {
   if (outcome.usage !== null || !opened?.usage) return outcome;
   try {
     return { ...outcome, usage: await opened.usage(outcome.output) };
   } catch (cause) {
-    console.error("usage count failed", cause);
+    logUnexpected("usage count failed", cause, redactor);
     return outcome;
   }
 }

@@ -145,6 +145,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       live: this.live,
       importRemote: (id, scope) => this.importRemote(id, scope),
       mayContinue: (owner, scope) => mayContinue(owner, scope.connId, this.config.storeFalseGraceMs),
+      redactor: this.config.redactor,
     });
     const shared = {
       engine,
