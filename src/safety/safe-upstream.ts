@@ -58,9 +58,9 @@ export interface SafeUpstreamParts {
   /** Output classifier, or null when output is not checked. */
   output: Classifier | null;
   /** The session's verdicts: written only when the turn is decided. */
-  cache: VerdictCache;
+  cache: Pick<VerdictCache, "store" | "markChain">;
   /** The session's incremental input checks (over `cache`). */
-  checker: InputChecker;
+  checker: Pick<InputChecker, "check">;
   /** What the accounting logs (`SAFETY_LOG`). */
   log: SafetyLog;
 }
