@@ -132,10 +132,9 @@ describe("ReleasedOutput", () => {
       "response.incomplete",
     ]);
     expect(events[0]).toEqual({ type: "response.content_part.done", ...at(1, "m1"), content_index: 0, part });
-    expect((events[2]?.response as { output: unknown }).output).toEqual([
-      done,
-      { id: "m1", type: "message", status: "incomplete", content: [part] },
-    ]);
+    expect(events[2]?.response).toMatchObject({
+      output: [done, { id: "m1", type: "message", status: "incomplete", content: [part] }],
+    });
   });
 
   it("ends with an empty output when nothing was released", () => {
