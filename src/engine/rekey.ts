@@ -49,7 +49,7 @@ export class OutputRekeyer {
    * A copy of an upstream output event with `item.id` and `item_id` rewritten.
    * Lifecycle fields (`type`, `sequence_number`, `response`) are left to the caller.
    */
-  event(raw: JsonObject): JsonObject {
+  event<T extends JsonObject>(raw: T): T {
     const event: JsonObject = { ...raw };
     const outputIndex = typeof event.output_index === "number" ? event.output_index : undefined;
     if ("item" in event) event.item = this.item(event.item, outputIndex);
@@ -57,6 +57,6 @@ export class OutputRekeyer {
       event.item_id =
         this.byUpstreamId.get(event.item_id) ?? this.idFor("message", event.item_id, outputIndex);
     }
-    return event;
+    return event as T;
   }
 }
