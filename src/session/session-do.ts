@@ -109,6 +109,13 @@ export class SessionDurableObject extends DurableObject<Env> {
     super(ctx, env);
     this.config = parseConfig(env);
     this.store = new ConversationStore(ctx.storage);
+    this.safety = new SessionSafety({
+      settings: this.config.safety,
+      sql: ctx.storage.sql,
+      tenant: () => ownerTenant(ctx.storage.sql),
+      ai: env.AI ?? null,
+    });
+    this.store.addDependent(this.safety.cache); // chain marks go with their responses
     recoverInterrupted(this.store, Date.now());
     // No HTTP request survives a restart, so no store:false state of one may either; a socket
     // that is gone (a deploy ends them all) starts its grace window now.
@@ -123,12 +130,6 @@ export class SessionDurableObject extends DurableObject<Env> {
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, adapterDefaults));
     this.router = router;
     const window = new ContextWindow(this.store);
-    this.safety = new SessionSafety({
-      settings: this.config.safety,
-      sql: ctx.storage.sql,
-      tenant: () => ownerTenant(ctx.storage.sql),
-      ai: env.AI ?? null,
-    });
     const pipeline = createTurnPipeline({
       routeChain: (model) => router.upstreamFor(model),
       window,
