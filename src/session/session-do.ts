@@ -1,15 +1,13 @@
 /**
  * The session Durable Object: one instance per (tenant, session). It owns the session's client
  * WebSockets (hibernation API: `ctx.acceptWebSocket`, never `ws.accept()`), its conversation
- * state in SQLite, and its alarm. It is lifecycle and entry points only; it composes modules and
- * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), the stages
- * around each turn's upstream (`createTurnPipeline`, src/pipeline/), frames (`WebSocketTransport`),
- * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table),
- * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`;
- * warmed when a client connects, warm-on-connect.ts; kept warm by `ClientPresence`), who sees a
- * response (visibility.ts), store:false scopes (scope-lifecycle.ts), cross-session transfer
- * (transfer.ts), alarm deadlines (alarm-deadline.ts), failure logs (failure-log.ts).
- * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`);
+ * state in SQLite, and its alarm. It is lifecycle and entry points only: its modules are built in
+ * session-parts.ts (storage, engine, pipeline, transports, visibility, transfer, scopes), and it
+ * contains none of their logic — alarm deadlines (alarm-deadline.ts), warm-on-connect
+ * (warm-on-connect.ts) and failure logs (failure-log.ts) included. HTTP reaches it through one
+ * RPC method per route of the Worker's route table.
+ * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`,
+ * src/store/session-meta.ts);
  * every handler the runtime calls without a caller (hibernation handlers, the alarm) is guarded
  * and logs its failures with the session's and responses' ids.
  * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
@@ -21,7 +19,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
-import type { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
@@ -32,8 +29,7 @@ import {
   previousResponseNotFound,
   responseNotFound,
 } from "../protocol/errors.ts";
-import type { ConversationStore } from "../store/conversation-store.ts";
-import { claimTenant, ownerTenant } from "../store/session-meta.ts";
+import { admits } from "../store/session-meta.ts";
 import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded } from "./failure-log.ts";
@@ -47,12 +43,16 @@ import { modelHint, warmUpstream } from "./warm-on-connect.ts";
 /** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
+/** The environment of the Worker and of each session: `Env` and the sessions' own namespace. */
+export interface SessionEnv extends Env {
+  /** Durable Object namespace binding: one instance per (tenant, session). */
+  SESSIONS: DurableObjectNamespace<SessionDurableObject>;
+}
+
 /** One agent session: its sockets, conversation state and turns. */
-export class SessionDurableObject extends DurableObject<Env> {
+export class SessionDurableObject extends DurableObject<SessionEnv> {
   private readonly parts: SessionParts;
   private readonly config: Config;
-  private readonly store: ConversationStore;
-  private readonly live: LiveRegistry;
   private readonly connections = new ConnectionRegistry();
   private readonly alarmClock: AlarmClock;
 
@@ -61,13 +61,18 @@ export class SessionDurableObject extends DurableObject<Env> {
    * ends the responses an earlier instance left running (failed, with the output their event log
    * shows was sent: src/engine/recovery.ts) and settles the store:false scopes no restart keeps.
    */
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: SessionEnv) {
     super(ctx, env);
     const open = this.openScopes();
-    this.parts = composeSession(ctx, env, { openScopes: open, scheduleAlarm: () => this.scheduleAlarm() });
-    ({ config: this.config, store: this.store, live: this.live } = this.parts);
+    this.parts = composeSession(ctx, env, {
+      openScopes: open,
+      scheduleAlarm: () => this.scheduleAlarm(),
+      exportFrom: (owner, id, tenant, importer) =>
+        env.SESSIONS.get(env.SESSIONS.idFromString(owner)).exportResponse(id, tenant, importer),
+    });
+    this.config = this.parts.config;
     this.alarmClock = new AlarmClock(ctx.storage);
-    recoverInterrupted(this.store, Date.now());
+    recoverInterrupted(this.parts.store, Date.now());
     this.parts.scopes.wake(open);
   }
 
@@ -139,7 +144,7 @@ export class SessionDurableObject extends DurableObject<Env> {
    * or another tenant's.
    */
   async exportResponse(id: string, tenant: string, importer: string): Promise<string | null> {
-    if (!this.admits(tenant, "read")) return null;
+    if (!admits(this.ctx.storage.sql, tenant, "read")) return null;
     this.parts.scopes.purge();
     return this.parts.transfer.exportJson(id, importer);
   }
@@ -203,7 +208,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       const vanished = this.parts.scopes.releaseVanished(this.openScopes());
       for (const connId of vanished) this.parts.presence.closed(connId);
       this.parts.scopes.purge();
-      this.store.expireBefore(Date.now() - this.config.retentionMs);
+      this.parts.store.expireBefore(Date.now() - this.config.retentionMs);
       await this.scheduleAlarm();
     });
   }
@@ -220,17 +225,8 @@ export class SessionDurableObject extends DurableObject<Env> {
   }
 
   /**
-   * The one tenant check of a session: it belongs to the tenant that first used it, forever
-   * (src/store/session-meta.ts). `claim` (a turn, a socket) takes an unowned session; `read` (a
-   * response by id, an export) needs the session to be the tenant's already.
-   */
-  private admits(tenant: string, access: "claim" | "read"): boolean {
-    const sql = this.ctx.storage.sql;
-    return access === "claim" ? claimTenant(sql, tenant) : ownerTenant(sql) === tenant;
-  }
-
-  /**
-   * Runs one request of `tenant`: the tenant check (`denied` is the error when it fails), the
+   * Runs one request of `tenant`: the one tenant check (session-meta.ts `admits`; `denied` is the
+   * error when it fails), the
    * handler, errors rendered as OpenAI's envelope (an unexpected one logged with the session's
    * id and `responseIds`), then the alarm re-armed for new deadlines.
    */
@@ -242,7 +238,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     handler: () => Response | Promise<Response>,
   ): Promise<Response> {
     try {
-      if (!this.admits(tenant, access)) throw denied();
+      if (!admits(this.ctx.storage.sql, tenant, access)) throw denied();
       return await handler();
     } catch (cause) {
       const { redactor } = this.config;
@@ -262,14 +258,14 @@ export class SessionDurableObject extends DurableObject<Env> {
   private idsOf(conn: Connection | null): FailureIds {
     const session = this.ctx.id.toString();
     if (!conn) return { session };
-    const responseIds = this.live.idsServing(conn.sinks.values());
+    const responseIds = this.parts.live.idsServing(conn.sinks.values());
     return { session, sessionName: conn.attachment.sessionId, responseIds };
   }
 
   /** A socket closed or failed: its sinks leave the live responses, its scope is released. */
   private release(ws: WebSocket): void {
     const conn = this.connections.remove(ws);
-    for (const sink of conn?.sinks.values() ?? []) this.live.detachEverywhere(sink);
+    for (const sink of conn?.sinks.values() ?? []) this.parts.live.detachEverywhere(sink);
     const connId = conn?.attachment.connId ?? attachmentOf(ws)?.connId;
     if (!connId) return;
     this.parts.presence.closed(connId);
@@ -287,9 +283,9 @@ export class SessionDurableObject extends DurableObject<Env> {
     const deadline = nextDeadline({
       socketsOpenedAt: openAttachments(this.ctx.getWebSockets()).map((a) => a.openedAt),
       maxConnectionMs,
-      oldestStored: this.store.oldestStored(),
+      oldestStored: this.parts.store.oldestStored(),
       retentionMs,
-      earliestRelease: this.store.scopes.earliest(),
+      earliestRelease: this.parts.store.scopes.earliest(),
       storeFalseGraceMs,
     });
     await this.alarmClock.arm(deadline);

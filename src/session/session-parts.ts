@@ -20,7 +20,7 @@ import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { HttpTransport } from "./http-transport.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
-import { ResponseTransfer } from "./transfer.ts";
+import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 import type { WarmDeps } from "./warm-on-connect.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
@@ -46,6 +46,8 @@ export interface SessionHooks {
   openScopes: ReadonlySet<string>;
   /** Re-arms the alarm (a response was imported: a new retention deadline). */
   scheduleAlarm(): Promise<void>;
+  /** Asks another session Durable Object for an export (transfer.ts `TransferDeps.exportFrom`). */
+  exportFrom: TransferDeps["exportFrom"];
 }
 
 /** Builds the modules of the session Durable Object with state `ctx`. */
@@ -72,8 +74,7 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     ownerId: objectId,
     visibility,
     now: Date.now,
-    exportFrom: (owner, id, tenant, importer) =>
-      env.SESSIONS.get(env.SESSIONS.idFromString(owner)).exportResponse(id, tenant, importer),
+    exportFrom: hooks.exportFrom,
   });
   const window = new ContextWindow(store);
   const pipeline = createTurnPipeline({
