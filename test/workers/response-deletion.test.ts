@@ -143,4 +143,16 @@ describe("one deletion of a response", () => {
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expectNoRows(await rowsOf(session, [id]));
   });
+
+  it("a store:false HTTP response with a multi-MB item leaves no row once its request ended", async () => {
+    const session = uniqueSession("delete-http-private");
+    const res = await workerFetch("/v1/responses", {
+      method: "POST",
+      headers: { ...auth, "session-id": session },
+      body: JSON.stringify({ model: MODEL, store: false, input: `private\n${BIG_OUTPUT} [sim:tools=0]` }),
+    });
+    expect(res.status).toBe(200);
+    const { id } = (await res.json()) as { id: string };
+    expectNoRows(await rowsOf(session, [id]));
+  });
 });
