@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 const SRC = resolve(import.meta.dirname, "../../src");
 
 /** Top to bottom; a folder may import its own layer and the ones after it. */
-export const LAYERS = [
+const LAYERS = [
   "worker",
   "session",
   "config",
