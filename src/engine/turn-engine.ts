@@ -82,6 +82,11 @@ export interface TurnEngineDeps {
    * (src/session/visibility.ts: retention of store:true, scopes of store:false).
    */
   mayContinue(parent: ResponseRecord, scope: TurnScope): boolean;
+  /**
+   * Logs an unexpected failure of a turn's stream with the response's id (the session adds its
+   * own and redacts the line: src/session/failure-log.ts).
+   */
+  logFailure(where: string, responseId: string, cause: unknown): void;
 }
 
 /** What a turn ended with. */
@@ -268,6 +273,7 @@ export class TurnEngine {
         emitter,
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
+        (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       if (result) timer.measure("commit", () => emitter.complete(result.outcome));
       timer.end();

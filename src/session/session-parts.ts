@@ -18,6 +18,7 @@ import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
@@ -97,6 +98,8 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
       return imported;
     },
     mayContinue: (parent, scope) => maySee(parent, scope.connId, "continue", Date.now(), visibility),
+    logFailure: (where, responseId, cause) =>
+      logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
   });
   const shared = { engine, store, live, visibility, now: Date.now, turnLog: config.turnLog };
   const ws = new WebSocketTransport({
