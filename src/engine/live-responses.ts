@@ -99,6 +99,11 @@ export class LiveResponse {
     return true;
   }
 
+  /** Whether `sink` receives this response's events. */
+  serves(sink: EventSink): boolean {
+    return this.subscribers.has(sink);
+  }
+
   /** Removes a subscriber; the last one leaving starts the abandonment grace period. */
   detach(sink: EventSink): void {
     if (!this.subscribers.delete(sink) || this.subscribers.size > 0 || !this.abandonable) return;
@@ -179,6 +184,12 @@ export class LiveRegistry {
     if (!events) throw eventLogUnavailable(id);
     for (const event of loggedEventsAfter(events, startingAfter)) sink.send(event);
     return null;
+  }
+
+  /** The ids of the live responses any of `sinks` receives (for log lines). */
+  idsServing(sinks: Iterable<EventSink>): string[] {
+    const all = [...sinks];
+    return [...this.live.values()].filter((r) => all.some((sink) => r.serves(sink))).map((r) => r.id);
   }
 
   /** Detaches a sink from every live response (its client went away). */

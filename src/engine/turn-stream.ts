@@ -16,10 +16,8 @@
  * Invariant: every output event carries Deltagate's item ids (rekey.ts); nothing is emitted after
  * the outcome is known (the terminal event is the commit step's, turn-emitter.ts).
  */
-import { logUnexpected } from "../protocol/error-rendering.ts";
 import { ApiError } from "../protocol/errors.ts";
 import { LIFECYCLE_EVENT_TYPES, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
-import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ResponseOutcome } from "../store/conversation-store.ts";
 import {
   type Upstream,
@@ -41,10 +39,15 @@ export interface StreamResult {
 }
 
 /**
+ * Logs an unexpected failure of the turn's stream (never sent to the client): the session logs it
+ * with the session's and response's ids, redacted (src/session/failure-log.ts).
+ */
+export type FailureLog = (where: string, cause: unknown) => void;
+
+/**
  * Opens `upstream` and streams it to `turn` until its outcome is known.
  * @param signal the turn's abort signal (client gone, `cancel`, abandonment); also passed to the
  *   upstream, so aborting it aborts the upstream request.
- * @param redactor redacts an unexpected failure before it is logged (src/secrets/redactor.ts).
  * @returns the outcome to commit, or null when the turn was aborted because its store:false
  *   owner went away (nothing is kept).
  */
@@ -54,7 +57,7 @@ export async function streamTurn(
   turn: TurnEmitter,
   signal: AbortSignal,
   now: () => number,
-  redactor: SecretRedactor,
+  log: FailureLog,
 ): Promise<StreamResult | null> {
   const rekey = new OutputRekeyer();
   const output = new PartialOutput();
@@ -86,7 +89,7 @@ export async function streamTurn(
       handle(next.value);
     }
   } catch (cause) {
-    if (!signal.aborted) result = failed(cause, opened === null, output, now(), redactor);
+    if (!signal.aborted) result = failed(cause, opened === null, output, now(), log);
   } finally {
     reads.close();
     // Stop reading an upstream that still streams (its request is aborted through `signal`).
@@ -108,7 +111,7 @@ export async function streamTurn(
     }),
     failure: FAILED_MID_STREAM,
   };
-  return { ...result, outcome: await withUsage(result.outcome, opened, redactor) };
+  return { ...result, outcome: await withUsage(result.outcome, opened, log) };
 }
 
 /** The result of a failure of the upstream (before its first event when `beforeFirst`). */
@@ -117,7 +120,7 @@ function failed(
   beforeFirst: boolean,
   output: PartialOutput,
   at: number,
-  redactor: SecretRedactor,
+  log: FailureLog,
 ): StreamResult {
   if (cause instanceof UpstreamError || cause instanceof ApiError) {
     const code = cause.code ?? (cause.status >= 500 ? "server_error" : "invalid_request");
@@ -126,7 +129,7 @@ function failed(
       failure: beforeFirst ? { status: cause.status, type: cause.type } : FAILED_MID_STREAM,
     };
   }
-  logUnexpected("upstream stream failed", cause, redactor);
+  log("upstream stream failed", cause);
   return {
     outcome: failure(output.items(), at, { code: "server_error", message: "The upstream stream failed." }),
     failure: FAILED_MID_STREAM,
@@ -140,13 +143,13 @@ function failed(
 async function withUsage(
   outcome: ResponseOutcome,
   opened: UpstreamStream | null,
-  redactor: SecretRedactor,
+  log: FailureLog,
 ): Promise<ResponseOutcome> {
   if (outcome.usage !== null || !opened?.usage) return outcome;
   try {
     return { ...outcome, usage: await opened.usage(outcome.output) };
   } catch (cause) {
-    logUnexpected("usage count failed", cause, redactor);
+    log("usage count failed", cause);
     return outcome;
   }
 }

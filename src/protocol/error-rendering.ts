@@ -19,18 +19,9 @@ import { ApiError, type ErrorBody, internalError } from "./errors.ts";
  */
 export function asApiError(cause: unknown, where: string, redactor: SecretRedactor): ApiError {
   if (cause instanceof ApiError) return cause;
-  logUnexpected(where, cause, redactor);
-  return internalError();
-}
-
-/**
- * Logs an unexpected error (its stack, or its text) redacted: the one way a thrown value reaches
- * a log line.
- * @param where a short label for the log line.
- */
-export function logUnexpected(where: string, cause: unknown, redactor: SecretRedactor): void {
   const detail = cause instanceof Error ? (cause.stack ?? `${cause.name}: ${cause.message}`) : String(cause);
   console.error(where, redactor.text(detail));
+  return internalError();
 }
 
 /** HTTP: OpenAI's error envelope with the error's status. */

@@ -14,7 +14,6 @@ import { EMPTY_CONTEXT } from "../../../src/context/counted-context.ts";
 import { LiveRegistry } from "../../../src/engine/live-responses.ts";
 import { TurnEngine } from "../../../src/engine/turn-engine.ts";
 import { createRequest } from "../../../src/protocol/create-request.ts";
-import { SecretRedactor } from "../../../src/secrets/redactor.ts";
 import type { ConversationStore } from "../../../src/store/conversation-store.ts";
 import type { Upstream, UpstreamEvent } from "../../../src/upstream/upstream.ts";
 
@@ -66,7 +65,7 @@ async function trace(raw: Record<string, unknown>): Promise<string[]> {
     live: new LiveRegistry(),
     importRemote: async () => false,
     mayContinue: () => false,
-    redactor: new SecretRedactor([]),
+    logFailure: () => {},
   });
   const request = createRequest.parse({ type: "response.create", model: "m", input: "hi", ...raw });
   const sink = { send: (event: { type: string }) => void order.push(`send: ${event.type}`) };

@@ -3,17 +3,15 @@
  * ends the turn at once, without waiting for the upstream's next event (an upstream that would
  * never send one), and the upstream sees the abort; the cancelled outcome keeps the output sent so
  * far and the usage the stream counts; a failure of `open()` becomes a failed outcome with the
- * upstream's status for a non-streaming client; an unexpected failure is logged only redacted.
+ * upstream's status for a non-streaming client; an unexpected failure goes to the session's log
+ * (which names the response and redacts it), not to the client.
  */
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { TurnEmitter } from "../../../src/engine/turn-emitter.ts";
 import { streamTurn } from "../../../src/engine/turn-stream.ts";
-import { SecretRedactor } from "../../../src/secrets/redactor.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest } from "../../../src/upstream/upstream.ts";
 
 const request = {} as UpstreamRequest;
-const SECRET = "upstream-secret-value-42";
-const redactor = new SecretRedactor([SECRET]);
 
 /** An emitter that records what the turn emitted. */
 function recorder() {
@@ -49,7 +47,14 @@ describe("streamTurn", () => {
       },
     };
     const { emitted, emitter } = recorder();
-    const result = await streamTurn(upstream, request, emitter, cancel.signal, () => 1000, redactor);
+    const result = await streamTurn(
+      upstream,
+      request,
+      emitter,
+      cancel.signal,
+      () => 1000,
+      () => {},
+    );
     expect(emitted).toEqual(["response.output_item.added"]);
     expect(seen.signal?.aborted).toBe(true);
     expect(result?.outcome.status).toBe("cancelled");
@@ -71,7 +76,7 @@ describe("streamTurn", () => {
       recorder().emitter,
       cancel.signal,
       () => 1000,
-      redactor,
+      () => {},
     );
     expect(result?.outcome).toMatchObject({ status: "cancelled", output: [], usage: null });
   });
@@ -87,7 +92,7 @@ describe("streamTurn", () => {
       recorder().emitter,
       new AbortController().signal,
       () => 1,
-      redactor,
+      () => {},
     );
     expect(result?.outcome).toMatchObject({
       status: "failed",
@@ -97,42 +102,23 @@ describe("streamTurn", () => {
     expect(result?.failure).toEqual({ status: 429, type: "rate_limit_error" });
   });
 
-  it("logs an unexpected failure of the stream only through the redactor", async () => {
-    const upstream: Upstream = {
-      open: async () => ({
-        first: {
-          type: "response.output_item.added",
-          output_index: 0,
-          item: { type: "message", content: [] },
-        },
-        rest: {
-          [Symbol.asyncIterator]: () => ({
-            next: () =>
-              Promise.reject(new TypeError(`fetch https://x.test/?key=${SECRET} sk-proj-abcdefghijklmnop`)),
-          }),
-        },
-        usage: () => Promise.reject(new Error(`counting with ${SECRET} failed`)),
-      }),
-    };
-    const logged: unknown[][] = [];
-    const spy = vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => void logged.push(args));
-    try {
-      const result = await streamTurn(
-        upstream,
-        request,
-        recorder().emitter,
-        new AbortController().signal,
-        () => 1,
-        redactor,
-      );
-      expect(result?.outcome).toMatchObject({ status: "failed", error: { code: "server_error" } });
-    } finally {
-      spy.mockRestore();
-    }
-    expect(logged.map((args) => args[0])).toEqual(["upstream stream failed", "usage count failed"]);
-    const text = logged.map((args) => args.map(String).join(" ")).join("\n");
-    expect(text).toContain("TypeError");
-    expect(text).not.toContain(SECRET);
-    expect(text).not.toContain("sk-proj-abcdefghijklmnop");
+  it("hands an unexpected failure to the session's log (never to the client) and fails the turn", async () => {
+    const upstream: Upstream = { open: () => Promise.reject(new TypeError("bug in an adapter")) };
+    const logged: Array<[string, unknown]> = [];
+    const result = await streamTurn(
+      upstream,
+      request,
+      recorder().emitter,
+      new AbortController().signal,
+      () => 1,
+      (where, cause) => logged.push([where, cause]),
+    );
+    expect(logged).toHaveLength(1);
+    expect(logged[0]?.[0]).toBe("upstream stream failed");
+    expect(logged[0]?.[1]).toBeInstanceOf(TypeError);
+    expect(result?.outcome).toMatchObject({
+      status: "failed",
+      error: { code: "server_error", message: "The upstream stream failed." },
+    });
   });
 });
