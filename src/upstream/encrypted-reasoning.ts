@@ -24,7 +24,7 @@
  *   client (src/engine/response-object.ts); item-conversion.ts sends a marked item only to an
  *   upstream with the same base URL.
  */
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { mapEvents } from "./map-events.ts";
 import { UpstreamError, type UpstreamEvent, type UpstreamStream } from "./upstream.ts";
 
@@ -83,23 +83,19 @@ export function rememberRefusal(origin: string, model: string): void {
   if (refusals.size > MAX_REFUSALS) refusals.delete(refusals.values().next().value ?? "");
 }
 
-function isObject(value: unknown): value is Record<string, Json> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function marked(item: Json | undefined, origin: string): Json | undefined {
-  return isObject(item) && item.type === "reasoning" ? { ...item, [ORIGIN_FIELD]: origin } : item;
+  return isRecord(item) && item.type === "reasoning" ? { ...item, [ORIGIN_FIELD]: origin } : item;
 }
 
 /** `event` with its reasoning items (`item`, `response.output[]`) marked as issued by `origin`. */
 export function markOrigin(event: UpstreamEvent, origin: string): UpstreamEvent {
   let copy = event;
-  if (isObject(event.item) && event.item.type === "reasoning")
+  if (isRecord(event.item) && event.item.type === "reasoning")
     copy = { ...copy, item: marked(event.item, origin) };
   const response = event.response;
-  if (isObject(response) && Array.isArray(response.output)) {
+  if (isRecord(response) && Array.isArray(response.output)) {
     const output = response.output;
-    if (output.some((item) => isObject(item) && item.type === "reasoning")) {
+    if (output.some((item) => isRecord(item) && item.type === "reasoning")) {
       copy = {
         ...copy,
         response: { ...response, output: output.map((item) => marked(item, origin) ?? null) },
