@@ -192,6 +192,8 @@ export default defineConfig({
                   // Keepalives after 1 s of silence (production default 15 s), so a test upstream
                   // that stays silent for a few seconds (`delay_ms`) shows them.
                   KEEPALIVE_MS: "1000",
+                  // Deltagate's own compaction items (src/compaction/): a test key.
+                  COMPACTION_KEY: "dg-test-compaction-key",
                 },
               },
             };

@@ -87,19 +87,29 @@ function isObject(value: unknown): value is Record<string, Json> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function marked(item: Json | undefined, origin: string): Json | undefined {
-  return isObject(item) && item.type === "reasoning" ? { ...item, [ORIGIN_FIELD]: origin } : item;
+/**
+ * Item types marked with their origin: reasoning (its encrypted content is the issuer's) and
+ * compaction (likewise; the mark also says the item was a response's output, which starts the
+ * context window of later turns: src/compaction/compaction-items.ts).
+ */
+const MARKED_TYPES = new Set(["reasoning", "compaction"]);
+
+function isMarkedType(item: unknown): item is Record<string, Json> {
+  return isObject(item) && typeof item.type === "string" && MARKED_TYPES.has(item.type);
 }
 
-/** `event` with its reasoning items (`item`, `response.output[]`) marked as issued by `origin`. */
+function marked(item: Json | undefined, origin: string): Json | undefined {
+  return isMarkedType(item) ? { ...item, [ORIGIN_FIELD]: origin } : item;
+}
+
+/** `event` with its reasoning and compaction items (`item`, `response.output[]`) marked as issued by `origin`. */
 export function markOrigin(event: UpstreamEvent, origin: string): UpstreamEvent {
   let copy = event;
-  if (isObject(event.item) && event.item.type === "reasoning")
-    copy = { ...copy, item: marked(event.item, origin) };
+  if (isMarkedType(event.item)) copy = { ...copy, item: marked(event.item, origin) };
   const response = event.response;
   if (isObject(response) && Array.isArray(response.output)) {
     const output = response.output;
-    if (output.some((item) => isObject(item) && item.type === "reasoning")) {
+    if (output.some((item) => isMarkedType(item))) {
       copy = {
         ...copy,
         response: { ...response, output: output.map((item) => marked(item, origin) ?? null) },
