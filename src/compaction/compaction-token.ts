@@ -132,7 +132,11 @@ export async function sealToken(
  * @throws {CompactionTokenError} for anything else (another issuer, another tenant, a rotated-out
  *   key, a changed byte, a malformed token).
  */
-export async function openToken(token: string, tenant: string, keys: CompactionKeys): Promise<CompactionPayload> {
+export async function openToken(
+  token: string,
+  tenant: string,
+  keys: CompactionKeys,
+): Promise<CompactionPayload> {
   if (!isDeltagateToken(token)) throw new CompactionTokenError("not issued by Deltagate");
   const [kid, body, extra] = token.slice(TOKEN_PREFIX.length).split(".");
   if (!kid || body === undefined || extra !== undefined) throw new CompactionTokenError("malformed");

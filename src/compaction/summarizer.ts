@@ -12,8 +12,8 @@
  */
 import type { Item, StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
-import { newItemId } from "../util/ids.ts";
 import { type Upstream, UpstreamError, type UpstreamEvent } from "../upstream/upstream.ts";
+import { newItemId } from "../util/ids.ts";
 
 /**
  * The system prompt of Deltagate's own compaction. Written for any instruction-following model;
@@ -87,9 +87,15 @@ function outputText(output: unknown): string | null {
  * @throws {UpstreamError} when the upstream fails, the response does not complete, or the summary
  *   is empty.
  */
-export async function summarize(upstream: Upstream, request: SummaryRequest, signal: AbortSignal): Promise<Summary> {
+export async function summarize(
+  upstream: Upstream,
+  request: SummaryRequest,
+  signal: AbortSignal,
+): Promise<Summary> {
   const input: Item[] = [
-    ...(request.instructions ? [message("developer", `Instructions of this conversation:\n${request.instructions}`)] : []),
+    ...(request.instructions
+      ? [message("developer", `Instructions of this conversation:\n${request.instructions}`)]
+      : []),
     ...request.items,
     message("user", SUMMARY_REQUEST),
   ];
@@ -117,7 +123,11 @@ export async function summarize(upstream: Upstream, request: SummaryRequest, sig
       const text = typeof event.message === "string" ? event.message : "The upstream reported an error.";
       throw new UpstreamError(502, typeof event.code === "string" ? event.code : "upstream_error", text);
     }
-    if (event.type === "response.completed" || event.type === "response.incomplete" || event.type === "response.failed") {
+    if (
+      event.type === "response.completed" ||
+      event.type === "response.incomplete" ||
+      event.type === "response.failed"
+    ) {
       terminal = event;
       return true;
     }
@@ -136,6 +146,7 @@ export async function summarize(upstream: Upstream, request: SummaryRequest, sig
   }
   const response = isObject(end.response) ? end.response : {};
   const text = (outputText(response.output) || deltas).trim();
-  if (!text) throw new UpstreamError(502, "compaction_failed", "The model returned an empty compaction summary.");
+  if (!text)
+    throw new UpstreamError(502, "compaction_failed", "The model returned an empty compaction summary.");
   return { text, usage: (response.usage as Json | undefined) ?? null };
 }

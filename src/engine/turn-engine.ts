@@ -24,6 +24,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
+import { fromWindowStart, splitTrigger } from "../compaction/compaction-items.ts";
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
@@ -126,7 +127,7 @@ export class TurnEngine {
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const parent = await this.resolveParent(request, scope);
+    const parent = await this.resolveParent(request.previous_response_id ?? null, scope);
     timer.lap("state");
     const turn = this.prepareContext(request, parent, scope, timer);
     timer.lap("render");
@@ -140,9 +141,8 @@ export class TurnEngine {
    * Step 1: the response `previous_response_id` names, visible to `scope` and finished.
    * @throws {ApiError} `previous_response_not_found` / `previous_response_in_progress`.
    */
-  private async resolveParent(request: CreateRequest, scope: TurnScope): Promise<ResponseRecord | null> {
+  private async resolveParent(parentId: string | null, scope: TurnScope): Promise<ResponseRecord | null> {
     const { store } = this.deps;
-    const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
     if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
@@ -160,6 +160,21 @@ export class TurnEngine {
   }
 
   /**
+   * The history a request with `previous_response_id` continues, as a turn would send it (visible
+   * to `scope`, repaired, from its latest compaction output on): for the endpoints that read a
+   * context without running a turn (`/v1/responses/compact`, `/v1/responses/input_tokens`).
+   * @throws {ApiError} as step 1.
+   */
+  async historyFor(
+    previousResponseId: string | null,
+    input: readonly StoredItem[],
+    scope: TurnScope,
+  ): Promise<readonly StoredItem[]> {
+    const parent = await this.resolveParent(previousResponseId, scope);
+    return fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent)).items;
+  }
+
+  /**
    * Step 2: the input items, the full context (history + input) validated for tool pairing,
    * and the response record.
    * @throws {ApiError} 400 for an oversized item or a pairing violation.
@@ -170,9 +185,11 @@ export class TurnEngine {
     scope: TurnScope,
     timer: TurnTimer,
   ): Turn {
-    const input = inputItems(request);
-    // Without what interrupted or deleted turns left (history-repair.ts).
-    const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
+    // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/).
+    const { items: input, trigger } = splitTrigger(inputItems(request));
+    // Without what interrupted or deleted turns left (history-repair.ts), and from the chain's
+    // latest compaction output on (it replaces what came before it: compaction-items.ts).
+    const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
@@ -198,8 +215,15 @@ export class TurnEngine {
     return {
       record,
       input,
-      prepared: { responseId: record.id, request, context, timer },
+      prepared: {
+        responseId: record.id,
+        request,
+        context,
+        timer,
+        ...(trigger ? { compactionTrigger: true } : {}),
+      },
       upstreamRequest: {
+        ...(trigger ? { compactionTrigger: true } : {}),
         model: request.model,
         input: context.all.items,
         newInput: input,

@@ -16,6 +16,7 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import { DurableObject } from "cloudflare:workers";
+import { compactionServices, firstRoute } from "../compaction/compaction-services.ts";
 import { type Config, parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { ContextWindow } from "../context/context-window.ts";
@@ -23,6 +24,7 @@ import { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine, type TurnScope } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
+import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
 import {
@@ -39,6 +41,7 @@ import { claimTenant, ownerTenant } from "../store/session-meta.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { responseOwner } from "../util/ids.ts";
+import { CompactEndpoints } from "./compact-endpoints.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import {
   type CreateOptions,
@@ -88,6 +91,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly live: LiveRegistry;
   private readonly ws: WebSocketTransport;
   private readonly http: HttpTransport;
+  private readonly compaction: CompactEndpoints;
   private readonly safety: SessionSafety;
   private readonly router: UpstreamRouter;
   /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
@@ -134,6 +138,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       window,
       safety: this.safety,
       redactor: this.config.redactor,
+      compaction: compactionServices(this.config, () => ownerTenant(ctx.storage.sql) ?? ""),
     });
     const engine = new TurnEngine({
       store: this.store,
@@ -157,6 +162,14 @@ export class SessionDurableObject extends DurableObject<Env> {
       ...shared,
       maxConnectionMs: this.config.maxConnectionMs,
       redactor: this.config.redactor,
+    });
+    this.compaction = new CompactEndpoints({
+      engine,
+      keys: { secrets: this.config.compactionKeys },
+      routeFor: (model) => firstRoute(this.config, model),
+      routeChain: (model) => router.upstreamFor(model),
+      ownerId: ctx.id.toString(),
+      now: Date.now,
     });
     this.http = new HttpTransport({
       ...shared,
@@ -209,6 +222,30 @@ export class SessionDurableObject extends DurableObject<Env> {
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
       () => this.http.create(request, tenant, options),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context. */
+  compactResponse(tenant: string, request: CompactRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    return this.serve(
+      tenant,
+      "claim",
+      () =>
+        parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
+      () => this.compaction.compact(request, tenant),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/input_tokens` (validated by the Worker): counts a context's tokens. */
+  countInputTokens(tenant: string, request: InputTokensRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    return this.serve(
+      tenant,
+      "claim",
+      () =>
+        parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
+      () => this.compaction.inputTokens(request, tenant),
     );
   }
 
