@@ -35,6 +35,12 @@ function recorded(marker: string) {
   return simulatorRequests(inject("simulatorUrl"), marker);
 }
 
+/** The JSON body of a recorded request (fails the test when there is none). */
+function bodyOf<T>(request: Record<string, unknown> | undefined): T {
+  expect(request).toBeDefined();
+  return request!.body as T;
+}
+
 function lastItem(output: unknown): Item {
   const items = output as Item[];
   return items[items.length - 1]!;
@@ -202,7 +208,7 @@ describe("compaction_trigger", () => {
     });
     expect(next.status).toBe("completed");
     const [continued] = await recorded(`${marker}-n`);
-    const input = (continued?.body as { input: Item[] }).input;
+    const input = bodyOf<{ input: Item[] }>(continued).input;
     expect(JSON.stringify(input[0])).toContain("Summary of the earlier part of this conversation");
     expect(JSON.stringify(input)).not.toContain(`Remember: ember. ${marker}`); // before the compaction
   });
@@ -243,7 +249,7 @@ describe("compaction_trigger", () => {
     expect(next[next.length - 1]!.type).toBe("response.completed");
     ws.close();
     const [sent] = await recorded(`${marker}-n`);
-    const messages = JSON.stringify((sent?.body as { messages: unknown }).messages);
+    const messages = JSON.stringify(bodyOf<{ messages: unknown }>(sent).messages);
     expect(messages).toContain("Summary of the earlier part of this conversation");
     expect(messages).not.toContain(`Code word: ember. ${marker}`);
   });
@@ -268,7 +274,7 @@ describe("compaction_trigger", () => {
       expect(String(done.response.output[0]!.encrypted_content)).toMatch(/^simc1\./);
       ws.close();
       const [sent] = await recorded(marker);
-      const input = (sent?.body as { input: Item[] }).input;
+      const input = bodyOf<{ input: Item[] }>(sent).input;
       expect(input[input.length - 1]).toEqual({ type: "compaction_trigger" });
     }
   });
@@ -341,7 +347,7 @@ describe("context_management", () => {
     expect(response.output.map((item) => item.type)).toEqual(["compaction", "message"]);
     expect(response.context_management).toBeUndefined();
     const [answered] = await recorded(`${marker}-q`);
-    const input = (answered?.body as { input: Item[] }).input.filter(
+    const input = bodyOf<{ input: Item[] }>(answered).input.filter(
       (i) => JSON.stringify(i).includes(`${marker}-q`) || JSON.stringify(i).includes("Summary of"),
     );
     expect(input.length).toBeGreaterThan(0);
@@ -356,7 +362,7 @@ describe("context_management", () => {
     });
     expect(res.status).toBe(200);
     const [sent] = await recorded(marker);
-    expect((sent?.body as { context_management: unknown }).context_management).toEqual([
+    expect(bodyOf<{ context_management: unknown }>(sent).context_management).toEqual([
       { type: "compaction", compact_threshold: 1000 },
     ]);
   });
