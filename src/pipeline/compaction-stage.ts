@@ -9,6 +9,7 @@
 import { CompactingUpstream, type CompactionPlan } from "../compaction/compacting-upstream.ts";
 import { openCompactions } from "../compaction/compaction-keyring.ts";
 import type { CompactionKeys } from "../compaction/compaction-token.ts";
+import { currentBound } from "../context/counted-context.ts";
 import { ApiError } from "../protocol/errors.ts";
 import type { Json } from "../protocol/json.ts";
 import type { ExtensionMode } from "../upstream/routes.ts";
@@ -53,7 +54,9 @@ export function compactionStage(services: CompactionServices): TurnStage {
       const mode = services.modeFor(request.model);
       const trigger = turn.compactionTrigger === true;
       const contextManagement = (request.context_management ?? null) as Json | null;
-      const threshold = thresholdOf(contextManagement ?? undefined);
+      let threshold = thresholdOf(contextManagement ?? undefined);
+      // A context whose upper bound is under the threshold needs no count (context-window.ts does the same).
+      if (threshold !== null && currentBound(context.all.counted) < threshold) threshold = null;
       const all = context.all.items;
       const hasCompaction = all.some((item) => item.type === "compaction");
       if (!hasCompaction && !trigger && contextManagement === null) return inner;
