@@ -28,7 +28,7 @@ import { newItemId } from "../util/ids.ts";
 import { DELTAGATE_ORIGIN, expandedSummary } from "./compaction-items.ts";
 import { expandCompactions, type OpenedCompactions } from "./compaction-keyring.ts";
 import { type CompactionKeys, sealToken } from "./compaction-token.ts";
-import { summarize } from "./summarizer.ts";
+import { summarize, summaryInput } from "./summarizer.ts";
 
 /** What the compacting upstream knows of its turn. */
 export interface CompactionPlan {
@@ -149,8 +149,7 @@ export class CompactingUpstream implements Upstream {
       this.inner,
       {
         model: request.model,
-        items,
-        instructions: typeof instructions === "string" ? instructions : null,
+        input: summaryInput(items, typeof instructions === "string" ? instructions : null),
         responseId: `${request.responseId}-compaction`,
         sessionKey: request.sessionKey,
         promptCacheKey: request.settings.prompt_cache_key ?? null,

@@ -44,10 +44,8 @@ export interface Summary {
 export interface SummaryRequest {
   /** The model id as the route knows it (the route rewrites it when it sets `upstream_model`). */
   model: string;
-  /** The context, oldest first, Deltagate compaction items already expanded. */
-  items: readonly StoredItem[];
-  /** The client's instructions of the compacted conversation, or null. */
-  instructions: string | null;
+  /** The summarization input: `summaryInput(context, instructions)`. */
+  input: readonly StoredItem[];
   /** A response id for the upstream's bookkeeping (never stored). */
   responseId: string;
   /** The session key (default `prompt_cache_key`). */
@@ -83,6 +81,20 @@ function outputText(output: unknown): string | null {
 }
 
 /**
+ * The input of a summarization: the conversation's instructions (a developer message, when there
+ * are any), the context (Deltagate compaction items as they are: the compaction stage expands
+ * them), then the request for the summary.
+ */
+export function summaryInput(context: readonly StoredItem[], instructions: string | null): StoredItem[] {
+  const input: Item[] = [
+    ...(instructions ? [message("developer", `Instructions of this conversation:\n${instructions}`)] : []),
+    ...context,
+    message("user", SUMMARY_REQUEST),
+  ];
+  return input as StoredItem[];
+}
+
+/**
  * Runs one summarization on `upstream`.
  * @throws {UpstreamError} when the upstream fails, the response does not complete, or the summary
  *   is empty.
@@ -92,14 +104,7 @@ export async function summarize(
   request: SummaryRequest,
   signal: AbortSignal,
 ): Promise<Summary> {
-  const input: Item[] = [
-    ...(request.instructions
-      ? [message("developer", `Instructions of this conversation:\n${request.instructions}`)]
-      : []),
-    ...request.items,
-    message("user", SUMMARY_REQUEST),
-  ];
-  const stored = input as StoredItem[];
+  const stored = request.input;
   const stream = await upstream.open(
     {
       model: request.model,
@@ -137,6 +142,14 @@ export async function summarize(
     for await (const event of stream.rest) if (read(event)) break;
   }
   const end = terminal as UpstreamEvent | null;
+  const failedWith = end?.type === "response.failed" && isObject(end.response) ? end.response.error : null;
+  if (isObject(failedWith) && typeof failedWith.code === "string") {
+    // A refusal of the request (a safety check: `moderation_blocked`) stays the client's error.
+    const status = failedWith.code === "moderation_blocked" ? 400 : 502;
+    const text =
+      typeof failedWith.message === "string" ? failedWith.message : "The compaction summary failed.";
+    throw new UpstreamError(status, failedWith.code, text);
+  }
   if (end?.type !== "response.completed") {
     throw new UpstreamError(
       502,

@@ -22,12 +22,16 @@
 import { retainedUserMessage, splitTrigger } from "../compaction/compaction-items.ts";
 import { expandCompactions, openCompactions } from "../compaction/compaction-keyring.ts";
 import { type CompactionKeys, sealToken } from "../compaction/compaction-token.ts";
-import { COMPACTION_PROMPT, SUMMARY_REQUEST, summarize } from "../compaction/summarizer.ts";
-import { ITEM_FRAMING_TOKENS, itemTokens, SettingsTokenMemo } from "../context/item-tokens.ts";
+import { COMPACTION_PROMPT, summarize, summaryInput } from "../compaction/summarizer.ts";
+import { EMPTY_CONTEXT, turnContext } from "../context/counted-context.ts";
+import { itemTokens, SettingsTokenMemo } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
+import { ZERO_USAGE } from "../engine/response-object.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { inputItems } from "../engine/turn-input.ts";
 import { compactionUnavailable } from "../pipeline/compaction-stage.ts";
+import type { PreparedTurn } from "../pipeline/stage.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import { ApiError, invalidRequest } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
@@ -48,6 +52,8 @@ export interface CompactEndpointsDeps {
   routeFor(model: string): UpstreamRoute | null;
   /** The model's route chain (retries, fallback). @throws {ApiError} 400 `model_not_found`. */
   routeChain(model: string): Upstream;
+  /** A turn's upstream wrapped by every stage (src/pipeline/pipeline.ts). @throws {ApiError} a stage's refusal. */
+  turnUpstream(turn: PreparedTurn): Promise<Upstream>;
   /** Hex id of the Durable Object (response ids, the default `prompt_cache_key`). */
   ownerId: string;
   now(): number;
@@ -123,7 +129,7 @@ export class CompactEndpoints {
           if (!lacksEndpoint(cause)) throw cause;
         }
       }
-      return Response.json(await this.compactOwn(request, items, sent, tenant));
+      return Response.json(await this.compactOwn(request, items, tenant));
     } catch (cause) {
       throw asApi(cause);
     }
@@ -146,17 +152,25 @@ export class CompactEndpoints {
   private async compactOwn(
     request: CompactRequest,
     items: readonly StoredItem[],
-    sent: readonly StoredItem[],
     tenant: string,
   ): Promise<Record<string, Json>> {
     if (this.deps.keys.secrets.length === 0) throw compactionUnavailable();
     const id = newResponseId(this.deps.ownerId);
+    // The summarization runs as a turn through the stages (src/pipeline/): the context window,
+    // safety checks of its input and of the summary, the compaction stage (which expands the
+    // context's own compaction items), retries and fallback. Nothing of it is stored.
+    const input = summaryInput(items, request.instructions ?? null);
+    const turn: PreparedTurn = {
+      responseId: id,
+      request: { model: request.model, input, instructions: COMPACTION_PROMPT, store: false },
+      context: turnContext(id, EMPTY_CONTEXT, input),
+      timer: new TurnTimer(),
+    };
     const summary = await summarize(
-      this.deps.routeChain(request.model),
+      await this.deps.turnUpstream(turn),
       {
         model: request.model,
-        items: sent,
-        instructions: request.instructions ?? null,
+        input,
         responseId: id,
         sessionKey: this.deps.ownerId,
         promptCacheKey: request.prompt_cache_key ?? null,
@@ -180,29 +194,8 @@ export class CompactEndpoints {
       (item) => item.type === "message" && (item as { role?: unknown }).role === "user",
     );
     const output = [...users.map(retainedUserMessage), compaction] as unknown as Json[];
-    const usage =
-      summary.usage ?? (await this.summaryUsage(sent, request.instructions ?? null, summary.text));
+    const usage = summary.usage ?? ZERO_USAGE; // the usage stage fills a missing one
     return { id, object: "response.compaction", created_at: createdAt, output, usage };
-  }
-
-  /** Deltagate's count of a summarization's usage, for an upstream that reported none. */
-  private async summaryUsage(
-    items: readonly StoredItem[],
-    instructions: string | null,
-    text: string,
-  ): Promise<Json> {
-    const count = await loadTokenizer();
-    let input = ITEM_FRAMING_TOKENS + count(COMPACTION_PROMPT) + ITEM_FRAMING_TOKENS + count(SUMMARY_REQUEST);
-    if (instructions) input += ITEM_FRAMING_TOKENS + count(instructions);
-    for (const item of items) input += itemTokens(item, count);
-    const output = ITEM_FRAMING_TOKENS + count(text);
-    return {
-      input_tokens: input,
-      input_tokens_details: { cached_tokens: 0 },
-      output_tokens: output,
-      output_tokens_details: { reasoning_tokens: 0 },
-      total_tokens: input + output,
-    };
   }
 
   /** `POST /v1/responses/input_tokens`. */

@@ -168,6 +168,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       keys: { secrets: this.config.compactionKeys },
       routeFor: (model) => firstRoute(this.config, model),
       routeChain: (model) => router.upstreamFor(model),
+      turnUpstream: (turn) => pipeline.upstreamFor(turn),
       ownerId: ctx.id.toString(),
       now: Date.now,
     });

@@ -6,6 +6,7 @@
  * and the refusal of forged or foreign compaction items.
  */
 import { describe, expect, inject, it } from "vitest";
+import { MARKER as SAFETY_MARKER } from "../support/safety.ts";
 import { sdkClient } from "../support/sdk-client.ts";
 import {
   connect,
@@ -71,6 +72,15 @@ describe("POST /v1/responses/compact", () => {
     expect(String(summaryRequest?.body && JSON.stringify(summaryRequest.body))).toContain(
       "You are compacting",
     );
+  });
+
+  it("runs its summarization through the safety checks: a flagged input is refused, nothing sealed", async () => {
+    const res = await post("/v1/responses/compact", {
+      model: "deltagate-sim",
+      input: [userMessage(`Please keep ${SAFETY_MARKER} in mind.`)],
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("moderation_blocked");
   });
 
   it("answers 400 without `model`", async () => {
