@@ -4,9 +4,10 @@
  * each:
  *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
  *      the tenant within the grace window; imported from another session of the tenant when needed);
- *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
- *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
- *      pairing over both, the record;
+ *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
+ *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
+ *      items that never finished, history-repair.ts; from the chain's latest compaction output
+ *      on, src/compaction/compaction-items.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;

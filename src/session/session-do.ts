@@ -4,7 +4,8 @@
  * state in SQLite, and its alarm (connection lifetime, retention). It composes modules and
  * contains none of their logic: storage (`ConversationStore`), turns (`TurnEngine`), the stages
  * around each turn's upstream (`createTurnPipeline`, src/pipeline/), frames (`WebSocketTransport`),
- * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table),
+ * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table;
+ * `CompactEndpoints` for `/v1/responses/compact` and `/v1/responses/input_tokens`),
  * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`;
  * warmed when a client connects, kept warm by `ClientPresence`).
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`).
