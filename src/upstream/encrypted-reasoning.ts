@@ -19,10 +19,11 @@
  *   refused the adapter resends once without it, and once that resend got through, the model is
  *   remembered (per upstream base URL, in this isolate) and not asked again. A client that asked
  *   for the include itself gets the refusal, as from OpenAI.
- * - Encrypted content is the issuing provider's: each reasoning item a Responses adapter streams
- *   carries `ORIGIN_FIELD` = the adapter's base URL, stored with the item and never shown to the
- *   client (src/engine/response-object.ts); item-conversion.ts sends a marked item only to an
- *   upstream with the same base URL.
+ * - Encrypted content is the issuing provider's: each reasoning (and compaction) item a Responses
+ *   adapter streams carries `ORIGIN_FIELD` = the adapter's base URL, stored with the item and
+ *   never shown to the client (src/engine/response-object.ts); item-conversion.ts sends a marked
+ *   item only to an upstream with the same base URL. On a compaction item the mark also says it
+ *   was a response's output, which starts the context of later turns (src/compaction/).
  */
 import type { Json } from "../protocol/json.ts";
 import { mapEvents } from "./map-events.ts";

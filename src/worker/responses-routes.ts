@@ -5,7 +5,8 @@
  * (util/ids.ts), so `GET`/`DELETE`/`cancel`/`input_items` and `previous_response_id` on `POST`
  * reach the owner directly, with no lookup table; a new chain goes to the session named by the
  * session header or `?session=`, else a fresh one. Ids that are not Deltagate's, or not of this
- * namespace, are simply not found.
+ * namespace, are simply not found. `POST /v1/responses/compact` and `/v1/responses/input_tokens`
+ * read a context the same way (the owner of `previous_response_id`, else the named session).
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { Context } from "hono";
