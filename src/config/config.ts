@@ -55,6 +55,8 @@ export interface Config {
   storeFalseGraceMs: number;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
+  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
+  compactionKeys: readonly string[];
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -198,6 +200,10 @@ export function parseConfig(env: Env): Config {
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
     turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
+    compactionKeys: (env.COMPACTION_KEY ?? "")
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
   };
   cache.set(env, config);
   return config;

@@ -65,6 +65,12 @@ export interface Env {
   SAFETY_BATCH_MAX_TEXTS?: string;
   /** Accounting log lines: `all`, `notable` (default) or `off`. */
   SAFETY_LOG?: string;
+  /**
+   * Secret: the key(s) Deltagate seals its own compaction items with (AES-GCM, src/compaction/),
+   * comma-separated, current first; older ones still open items (rotation). Unset: Deltagate's own
+   * compaction answers 503 `compaction_unavailable`.
+   */
+  COMPACTION_KEY?: string;
   /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
   AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

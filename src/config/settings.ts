@@ -39,6 +39,7 @@ export const SETTING_NAMES = [
   "SAFETY_BATCH_WAIT_MS",
   "SAFETY_BATCH_MAX_TEXTS",
   "SAFETY_LOG",
+  "COMPACTION_KEY",
 ] as const satisfies readonly (keyof Env)[];
 
 /** One of `SETTING_NAMES`. */

@@ -20,6 +20,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
+import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
 import {
@@ -115,6 +116,26 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
     return this.serve(tenant, "claim", denied, [parent], () =>
       this.parts.http.create(request, tenant, options),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context (compact-endpoints.ts). */
+  compactResponse(tenant: string, request: CompactRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    const denied = () =>
+      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    return this.serve(tenant, "claim", denied, [parent], () =>
+      this.parts.compaction.compact(request, tenant),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/input_tokens` (validated by the Worker): counts a context's tokens. */
+  countInputTokens(tenant: string, request: InputTokensRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    const denied = () =>
+      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    return this.serve(tenant, "claim", denied, [parent], () =>
+      this.parts.compaction.inputTokens(request, tenant),
     );
   }
 

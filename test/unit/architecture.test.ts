@@ -19,6 +19,7 @@ const LAYERS = [
   "http",
   "engine",
   "pipeline",
+  "compaction",
   "safety",
   "context",
   "upstream",

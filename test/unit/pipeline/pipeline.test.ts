@@ -6,6 +6,7 @@
  * redacted (the redaction stage is outermost).
  */
 import { describe, expect, it } from "vitest";
+import type { CompactionKeys } from "../../../src/compaction/compaction-token.ts";
 import type { ContextWindow } from "../../../src/context/context-window.ts";
 import type { TurnContext } from "../../../src/context/counted-context.ts";
 import { createTurnPipeline } from "../../../src/pipeline/pipeline.ts";
@@ -53,12 +54,19 @@ describe("createTurnPipeline", () => {
       }),
       window,
       safety,
+      // Compaction passes a turn without compaction items, trigger or context_management through
+      // untouched (src/pipeline/compaction-stage.ts), so it adds nothing to the log here.
+      compaction: {
+        keys: { secrets: [] } as unknown as CompactionKeys,
+        tenant: () => "t",
+        modeFor: () => "deltagate",
+      },
       redactor: new SecretRedactor([SECRET]),
     });
     const upstream = await pipeline.upstreamFor({
       responseId: "resp_1",
       request: createRequest.parse({ type: "response.create", model: "m", input: "hi" }),
-      context: { history: { items: [] }, input: [] } as unknown as TurnContext,
+      context: { history: { items: [] }, input: [], all: { items: [] } } as unknown as TurnContext,
       timer: new TurnTimer(),
     });
     const request = { model: "m" } as UpstreamRequest;
