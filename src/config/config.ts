@@ -6,7 +6,7 @@ import { z } from "zod";
 import { isClientSecret, MIN_SIGNING_KEY_CHARS } from "../auth/client-secret.ts";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
-import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
+import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -67,6 +67,8 @@ export interface Config {
   };
   /** Origins allowed cross-origin (`CORS_ALLOWED_ORIGINS`): `*` or exact origins. */
   corsOrigins: "*" | ReadonlySet<string>;
+  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
+  compactionKeys: readonly string[];
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -79,9 +81,6 @@ const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
 export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
-
-/** Default idle time before a warm upstream WebSocket is closed, in ms. */
-export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
 
 const TRUE_WORDS = ["1", "true", "on", "yes"];
 
@@ -270,6 +269,10 @@ export function parseConfig(env: Env): Config {
       demoTenant,
     },
     corsOrigins: parseCorsOrigins(env.CORS_ALLOWED_ORIGINS),
+    compactionKeys: (env.COMPACTION_KEY ?? "")
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
   };
   cache.set(env, config);
   return config;

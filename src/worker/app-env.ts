@@ -1,9 +1,16 @@
 /** The Hono environment of the Worker: its bindings, and what authentication sets (src/worker/auth.ts). */
-import type { Env } from "../config/env.ts";
-import type { Principal } from "./auth.ts";
+import type { ClientSecretClaims } from "../auth/client-secret.ts";
+import type { SessionEnv } from "../session/session-do.ts";
+
+/** Who made a request. */
+export interface Principal {
+  tenant: string;
+  /** The claims of the client secret it presented; null for a tenant API key. */
+  secret: ClientSecretClaims | null;
+}
 
 export type AppEnv = {
-  Bindings: Env;
+  Bindings: SessionEnv;
   Variables: {
     /** The authenticated tenant (`principal.tenant`). */
     tenant: string;

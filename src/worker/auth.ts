@@ -18,7 +18,7 @@
  * logged or echoed (the 101 echoes a non-secret protocol of the offer, `echoedProtocol`).
  */
 import type { MiddlewareHandler } from "hono";
-import { type ClientSecretClaims, isClientSecret, verifyClientSecret } from "../auth/client-secret.ts";
+import { isClientSecret, verifyClientSecret } from "../auth/client-secret.ts";
 import {
   apiKeyNotAllowedHere,
   clientSecretCannotMint,
@@ -28,14 +28,7 @@ import {
 } from "../auth/errors.ts";
 import { type Config, parseConfig } from "../config/config.ts";
 import { invalidApiKey } from "../protocol/errors.ts";
-import type { AppEnv } from "./responses-routes.ts";
-
-/** Who made a request. */
-export interface Principal {
-  tenant: string;
-  /** The claims of the client secret it presented; null for a tenant API key. */
-  secret: ClientSecretClaims | null;
-}
+import type { AppEnv, Principal } from "./app-env.ts";
 
 /** The `Sec-WebSocket-Protocol` entry prefix that carries a credential (OpenAI's). */
 export const CREDENTIAL_PROTOCOL_PREFIX = "openai-insecure-api-key.";

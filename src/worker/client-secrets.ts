@@ -28,7 +28,7 @@ import { ApiError } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { MAX_REQUEST_BYTES } from "../protocol/size-limits.ts";
 import { randomToken } from "../util/ids.ts";
-import type { AppEnv } from "./responses-routes.ts";
+import type { AppEnv } from "./app-env.ts";
 import { isValidSessionId, newSessionId } from "./session-id.ts";
 
 /** Most models one secret may list, and the longest model id: they travel inside the secret. */

@@ -18,7 +18,7 @@ import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import { originNotAllowed } from "../auth/errors.ts";
 import { parseConfig } from "../config/config.ts";
-import type { AppEnv } from "./responses-routes.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /** How long a browser may cache a preflight, in seconds (Chromium caps it at 7,200). */
 const PREFLIGHT_MAX_AGE_S = 7200;

@@ -5,7 +5,8 @@
  * (util/ids.ts), so `GET`/`DELETE`/`cancel`/`input_items` and `previous_response_id` on `POST`
  * reach the owner directly, with no lookup table; a new chain goes to the session named by the
  * session header or `?session=`, else a fresh one. Ids that are not Deltagate's, or not of this
- * namespace, are simply not found.
+ * namespace, are simply not found. `POST /v1/responses/compact` and `/v1/responses/input_tokens`
+ * read a context the same way (the owner of `previous_response_id`, else the named session).
  * A request authenticated by a client secret (src/auth/) reaches its bound session only: naming
  * another session is 401 `client_secret_session_mismatch`; a response id of any other Durable
  * Object (another session of its tenant or another tenant's) is not found, exactly as an unknown
@@ -20,6 +21,7 @@ import { clientSecretSessionMismatch, websocketProtocolRequired } from "../auth/
 import { bindingRefusal, ownedBy } from "../auth/secret-binding.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
+import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
@@ -196,13 +198,8 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const { request, bytes } = await createBody(c.req.raw);
   // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
+  checkBinding(c, request, bytes);
   const binding = turnBinding(c);
-  const bound = boundOwner(c);
-  if (binding && bound) {
-    sessionFor(c); // naming another session is refused even when previous_response_id routes the turn
-    const refused = bindingRefusal(binding, request, bytes, bound);
-    if (refused) throw refused;
-  }
   const options = {
     parseMs: performance.now() - startedAt,
     ...(wantsTiming(timing) ? { timing } : {}),
@@ -217,6 +214,68 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   }
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionFor(c)));
   return stub.createResponse(tenant, request, options);
+}
+
+/**
+ * The session a request reading a context goes to: the owner of `previous_response_id`, else the
+ * named/new one (a client secret: its own session, `sessionFor`).
+ */
+function contextStub(c: Context<AppEnv>, previous: string | null | undefined): SessionStub {
+  if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionFor(c)));
+  const stub = ownerStub(c, previous);
+  if (!stub) throw previousResponseNotFound(previous);
+  return stub;
+}
+
+/** The body of a unary endpoint, within the request size limit, validated by `schema`, and its size. */
+async function unaryBody<T extends z.ZodType>(
+  request: Request,
+  schema: T,
+): Promise<{ body: z.infer<T>; bytes: number }> {
+  const text = await readBodyText(request);
+  const parsed = schema.safeParse(parseClientJson(text));
+  if (!parsed.success) throw zodToApiError(parsed.error);
+  return { body: parsed.data, bytes: utf8Length(text) };
+}
+
+/**
+ * A client secret's bindings applied to a request that reads a context or runs a turn: its own
+ * session only (naming another is a 401, another session's parent is not found), its models (when
+ * the request names one) and its size limit. Nothing for a tenant key.
+ * @throws {ApiError} the binding's refusal.
+ */
+function checkBinding(
+  c: Context<AppEnv>,
+  request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
+  bytes: number,
+): void {
+  const binding = turnBinding(c);
+  const bound = boundOwner(c);
+  if (!binding || !bound) return;
+  sessionFor(c); // naming another session is refused even when previous_response_id routes the request
+  const model = request.model ?? null;
+  const rule = model === null ? { ...binding, models: null } : binding;
+  const refused = bindingRefusal(
+    rule,
+    { model: model ?? "", previous_response_id: request.previous_response_id },
+    bytes,
+    bound,
+  );
+  if (refused) throw refused;
+}
+
+/** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */
+export async function compactResponse(c: Context<AppEnv>): Promise<Response> {
+  const { body: request, bytes } = await unaryBody(c.req.raw, compactRequest);
+  checkBinding(c, request, bytes);
+  return contextStub(c, request.previous_response_id).compactResponse(c.get("tenant"), request);
+}
+
+/** `POST /v1/responses/input_tokens`: counts a context's input tokens. */
+export async function countInputTokens(c: Context<AppEnv>): Promise<Response> {
+  const { body: request, bytes } = await unaryBody(c.req.raw, inputTokensRequest);
+  checkBinding(c, request, bytes);
+  return contextStub(c, request.previous_response_id).countInputTokens(c.get("tenant"), request);
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */
