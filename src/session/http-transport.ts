@@ -25,6 +25,7 @@ import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
@@ -41,6 +42,8 @@ export interface HttpTransportDeps {
   track(promise: Promise<unknown>): void;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
+  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -49,6 +52,8 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
+  binding?: SecretTurnBinding;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -79,6 +84,8 @@ export class HttpTransport {
 
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
+    const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
+    if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {

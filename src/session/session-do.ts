@@ -35,7 +35,7 @@ import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded } from "./failure-log.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
-import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
+import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
@@ -85,6 +85,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   override async fetch(request: Request): Promise<Response> {
     const tenant = request.headers.get(TENANT_HEADER);
     const sessionId = request.headers.get(SESSION_HEADER);
+    const binding = bindingOf(request.headers);
     if (!tenant || !sessionId || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
@@ -101,6 +102,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
         sessionId,
         openedAt,
         ...(wantsTiming(timing) ? { timing } : {}),
+        ...(binding ? { binding } : {}),
       });
       this.parts.presence.opened(connId);
       warmUpstream(this.parts.warm, modelHint(request.headers));

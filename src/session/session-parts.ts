@@ -24,7 +24,9 @@ import { CompactEndpoints } from "./compact-endpoints.ts";
 import { compactionServices, firstRoute } from "./compaction-services.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
+import { countTurn } from "./secret-turn-gate.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 import type { WarmDeps } from "./warm-on-connect.ts";
@@ -108,7 +110,15 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     logFailure: (where, responseId, cause) =>
       logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
   });
-  const shared = { engine, store, live, visibility, now: Date.now, turnLog: config.turnLog };
+  const shared = {
+    engine,
+    store,
+    live,
+    visibility,
+    now: Date.now,
+    turnLog: config.turnLog,
+    countTurn: (binding: SecretTurnBinding) => countTurn(ctx.storage.sql, binding, Date.now()),
+  };
   const ws = new WebSocketTransport({
     ...shared,
     maxConnectionMs: config.maxConnectionMs,

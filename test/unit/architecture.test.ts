@@ -24,6 +24,7 @@ const LAYERS = [
   "context",
   "upstream",
   "store",
+  "auth",
   "protocol",
   "secrets",
   "util",
