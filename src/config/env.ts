@@ -67,6 +67,8 @@ export interface Env {
   SAFETY_BATCH_MAX_TEXTS?: string;
   /** Accounting log lines: `all`, `notable` (default) or `off`. */
   SAFETY_LOG?: string;
+  /** Workers Static Assets binding (`[assets]` in wrangler.toml): the demo page, public/demo/. */
+  ASSETS?: Fetcher;
   /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
   AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

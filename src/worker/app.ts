@@ -2,6 +2,7 @@
  * The edge Worker (Hono): authentication, session routing and the HTTP surface. Owns the public
  * routes; every session-specific request is handed to that session's Durable Object.
  * - `GET /healthz` → `{"status":"ok"}` (no auth);
+ * - `GET /demo/` → the web agent page, only where the demo is enabled (demo-page.ts);
  * - `GET /v1/models` → the configured model list (auth);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
@@ -17,6 +18,7 @@ import { parseConfig, redactorOf } from "../config/config.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidApiKey } from "../protocol/errors.ts";
 import { authenticate } from "./auth.ts";
+import { demoPage } from "./demo-page.ts";
 import {
   type AppEnv,
   cancelResponse,
@@ -48,6 +50,8 @@ export function createApp(): Hono<AppEnv> {
   );
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/demo", (c) => demoPage(c));
+  app.get("/demo/*", (c) => demoPage(c));
 
   app.use("/v1/*", async (c, next) => {
     const config = parseConfig(c.env);
