@@ -4,7 +4,13 @@
  * answers an `error: …` text instead of throwing (the page sends it back as the tool output).
  */
 import { describe, expect, it } from "vitest";
-import { calculate, createFileSystem, runTool, shell, TOOL_DEFINITIONS } from "../../../../public/demo/tools.js";
+import {
+  calculate,
+  createFileSystem,
+  runTool,
+  shell,
+  TOOL_DEFINITIONS,
+} from "../../../../public/demo/tools.js";
 
 describe("web agent page tools", () => {
   it("runs shell commands over the in-memory project", () => {
