@@ -9,5 +9,6 @@ declare namespace Cloudflare {
   }
   interface Env {
     SESSIONS: import("../../src/config/env.ts").Env["SESSIONS"];
+    ASSETS: import("../../src/config/env.ts").Env["ASSETS"];
   }
 }
