@@ -174,6 +174,9 @@ export default defineConfig({
                   UPSTREAM_BASE_URL: upstream,
                   UPSTREAM_API_KEY: "sim-test-key",
                   DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
+                  // Client secrets (src/auth/): a test signing key and the development minting route.
+                  CLIENT_SECRET_SIGNING_KEY: "test-client-secret-signing-key-0123456789",
+                  DEMO_CLIENT_SECRET_TENANT: "tenant-a",
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",

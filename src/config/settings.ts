@@ -38,6 +38,10 @@ export const SETTING_NAMES = [
   "SAFETY_BATCH_WAIT_MS",
   "SAFETY_BATCH_MAX_TEXTS",
   "SAFETY_LOG",
+  "CLIENT_SECRET_SIGNING_KEY",
+  "ALLOW_INSECURE_API_KEY",
+  "CORS_ALLOWED_ORIGINS",
+  "DEMO_CLIENT_SECRET_TENANT",
 ] as const satisfies readonly (keyof Env)[];
 
 /** One of `SETTING_NAMES`. */

@@ -30,6 +30,7 @@ import {
 } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 
@@ -53,6 +54,8 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
+  binding?: SecretTurnBinding;
 }
 
 /** `GET /v1/responses/{id}` options. */

@@ -46,8 +46,9 @@ import {
   type InputItemsPage,
   type RetrieveOptions,
 } from "./http-transport.ts";
-import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
+import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "./scope.ts";
+import { countTurn } from "./secret-turn-gate.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
@@ -157,6 +158,8 @@ export class SessionDurableObject extends DurableObject<Env> {
       ...shared,
       maxConnectionMs: this.config.maxConnectionMs,
       redactor: this.config.redactor,
+      ownerId: ctx.id.toString(),
+      countTurn: (binding) => countTurn(ctx.storage.sql, binding, Date.now()),
     });
     this.http = new HttpTransport({
       ...shared,
@@ -173,6 +176,7 @@ export class SessionDurableObject extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const tenant = request.headers.get(TENANT_HEADER);
     const sessionId = request.headers.get(SESSION_HEADER);
+    const binding = bindingOf(request.headers);
     if (!tenant || !sessionId || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
@@ -191,6 +195,7 @@ export class SessionDurableObject extends DurableObject<Env> {
           sessionId,
           openedAt: Date.now(),
           ...(wantsTiming(timing) ? { timing } : {}),
+          ...(binding ? { binding } : {}),
         });
         this.presence.opened(connId);
         this.warmUpstream(modelHint(request.headers));
@@ -208,7 +213,13 @@ export class SessionDurableObject extends DurableObject<Env> {
       // Routed here by another tenant's previous_response_id: not found, like every foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
-      () => this.http.create(request, tenant, options),
+      () => {
+        const exhausted = options.binding
+          ? countTurn(this.ctx.storage.sql, options.binding, Date.now())
+          : null;
+        if (exhausted) throw exhausted;
+        return this.http.create(request, tenant, options);
+      },
     );
   }
 

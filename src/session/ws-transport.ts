@@ -7,8 +7,12 @@
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
  *   which they get 429 `websocket_queue_full`;
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
- * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
+ * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
+ * - on a socket opened with a client secret, a `response.create` outside its binding (another
+ *   session's `previous_response_id`, a model or size it does not allow, no turn left) gets an
+ *   `error` event and nothing is stored (src/auth/secret-binding.ts, secret-turn-gate.ts).
  */
+import { bindingRefusal } from "../auth/secret-binding.ts";
 import type { EventSink } from "../engine/event-sink.ts";
 import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
@@ -28,6 +32,7 @@ import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { logTurn, timingFrames } from "./turn-timing.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -101,6 +106,10 @@ export interface WebSocketTransportDeps {
   now(): number;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /** Hex id of this session Durable Object: a client secret's socket continues only its responses. */
+  ownerId: string;
+  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
+  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -112,8 +121,12 @@ export class WebSocketTransport {
   private readonly redactor: SecretRedactor;
   private readonly now: () => number;
   private readonly turnLog: boolean;
+  private readonly ownerId: string;
+  private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
 
   constructor(deps: WebSocketTransportDeps) {
+    this.ownerId = deps.ownerId;
+    this.countTurn = deps.countTurn;
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -207,7 +220,12 @@ export class WebSocketTransport {
     timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
-    const rejected = conn.lanes.admit(streamId, bytes);
+    // A client secret's socket: its bindings first, and its turn counted once the lane admits it.
+    const binding = conn.attachment.binding;
+    const rejected =
+      (binding ? bindingRefusal(binding, request, bytes, this.ownerId) : null) ??
+      conn.lanes.admit(streamId, bytes) ??
+      (binding ? this.countTurn(binding) : null);
     if (rejected) {
       this.sendError(conn, rejected, streamId);
       return;

@@ -10,14 +10,14 @@
  * path, nor the page where the demo is off.
  */
 import type { Context } from "hono";
+import { parseConfig } from "../config/config.ts";
 import { ApiError } from "../protocol/errors.ts";
-import type { AppEnv } from "./responses-routes.ts";
+import type { AppEnv } from "./app-env.ts";
 
 /** `GET /demo`, `GET /demo/*`: the page's files, or 404 where the demo is off. */
 export function demoPage(c: Context<AppEnv>): Promise<Response> {
-  const tenant = c.env.DEMO_CLIENT_SECRET_TENANT;
   const assets = c.env.ASSETS;
-  if (typeof tenant !== "string" || tenant === "" || !assets) {
+  if (parseConfig(c.env).clientSecrets.demoTenant === null || !assets) {
     throw new ApiError(404, {
       type: "invalid_request_error",
       code: "not_found",
