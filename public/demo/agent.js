@@ -25,7 +25,7 @@ const SHOWN_STAGES = ["edge", "upstream_connect", "upstream_first_event", "gener
 /**
  * @typedef {import("./connection.js").ServerEvent} ServerEvent
  * @typedef {{ n: number, what: string, responseId: string | null, sentAt: number, firstEventMs: number | null,
- *   endMs: number | null, status: string | null, stages: Record<string, number> | null }} Turn
+ *   endMs: number | null, status: string | null, stages: Record<string, number> | null, resumed: boolean }} Turn
  * @typedef {{ type: string, call_id?: string, name?: string, arguments?: string, [field: string]: unknown }} OutputItem
  */
 
@@ -93,8 +93,10 @@ function sendTurn(/** @type {unknown[]} */ input, /** @type {string} */ what) {
     endMs: null,
     status: null,
     stages: null,
+    resumed: false,
   };
   state.turns.push(turn);
+  resumesAtSend.set(turn, connection.stats.resumes);
   connection.send({
     type: "response.create",
     model: modelSelect.value,
@@ -105,6 +107,10 @@ function sendTurn(/** @type {unknown[]} */ input, /** @type {string} */ what) {
   });
   renderTurns();
 }
+
+/** Resumes counted when each turn was sent (a turn finished after a resume is marked). */
+const resumesAtSend = new WeakMap();
+const resumesBefore = (/** @type {Turn} */ turn) => /** @type {number} */ (resumesAtSend.get(turn) ?? 0);
 
 /** The turn in flight (the last one sent). */
 const currentTurn = () => state.turns.at(-1);
@@ -164,6 +170,8 @@ function finishTurn(/** @type {Turn | undefined} */ turn, /** @type {ServerEvent
   if (turn) {
     turn.endMs = performance.now() - turn.sentAt;
     turn.status = response.status;
+    // Its deltagate.timing went to the socket that asked for the turn, which was dropped.
+    turn.resumed = connection.stats.resumes > resumesBefore(turn);
   }
   state.previousResponseId = response.id;
   renderTurns();
@@ -202,7 +210,7 @@ function renderTurns() {
     const cells = [
       String(turn.n),
       turn.what,
-      turn.status ?? "…",
+      turn.resumed ? `${turn.status} (resumed; its timing went to the dropped socket)` : (turn.status ?? "…"),
       ms(turn.firstEventMs),
       ms(turn.endMs),
       ms(turn.stages?.total),
@@ -239,6 +247,7 @@ form.addEventListener("submit", (submit) => {
   sendButton.disabled = true;
   promptInput.disabled = true;
   say("user", text);
+  promptInput.value = "";
   sendTurn([{ type: "message", role: "user", content: text }], "prompt");
 });
 dropButton.addEventListener("click", () => connection.drop());
