@@ -163,7 +163,7 @@ export class AgentConnection {
       const res = await fetch(new URL("/v1/models", this.origin), {
         headers: { authorization: `Bearer ${value}` },
       });
-      if (res.ok) return "unreachable (the secret itself is accepted)";
+      if (res.ok) return "the handshake failed, though the secret is accepted over HTTP";
       const body = /** @type {{ error?: { code?: string } }} */ (await res.json().catch(() => ({})));
       return body.error?.code ?? `HTTP ${res.status}`;
     } catch {

@@ -126,7 +126,7 @@ describe("web agent page in Chromium", () => {
     );
 
     // A long answer, cut mid-stream like a network failure; the page reconnects and resumes.
-    await page.fill("#prompt", "Now write a long summary, no tools [sim:tools=0] [sim:tokens=1500]");
+    await page.fill("#prompt", "Now write a long summary, no tools [sim:tools=0] [sim:tokens=3000]");
     await page.click("#send");
     const before = await until(page, "40 events of the long answer", (s) => {
       const id = s.turns.at(-1)?.responseId;
