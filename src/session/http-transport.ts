@@ -46,6 +46,8 @@ export interface HttpTransportDeps {
   track(promise: Promise<unknown>): void;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
+  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -86,6 +88,8 @@ export class HttpTransport {
 
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
+    const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
+    if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {

@@ -3,8 +3,9 @@
  * src/store/secret-turns.ts), for sockets and HTTP requests alike; the rest of its binding is
  * src/auth/secret-binding.ts.
  * Invariant: a refused turn stores nothing and reaches no upstream; only a secret that carries
- * `max_turns` touches storage (one synchronous SQLite statement pair, no await), so a warm turn of
- * any other secret costs nothing beyond a tenant key's.
+ * `max_turns` touches storage (one synchronous SQLite statement pair, no await; its commit, like
+ * any write's, is awaited by the output gate before the turn's upstream request leaves), so a warm
+ * turn of any other secret costs nothing beyond a tenant key's.
  */
 import { turnsExhausted } from "../auth/errors.ts";
 import type { ApiError } from "../protocol/errors.ts";

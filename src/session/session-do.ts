@@ -46,7 +46,7 @@ import {
   type InputItemsPage,
   type RetrieveOptions,
 } from "./http-transport.ts";
-import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
+import { bindingOf, SESSION_HEADER, type SecretTurnBinding, TENANT_HEADER } from "./internal-headers.ts";
 import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "./scope.ts";
 import { countTurn } from "./secret-turn-gate.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
@@ -148,6 +148,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       mayContinue: (owner, scope) => mayContinue(owner, scope.connId, this.config.storeFalseGraceMs),
     });
     const shared = {
+      countTurn: (binding: SecretTurnBinding) => countTurn(ctx.storage.sql, binding, Date.now()),
       engine,
       store: this.store,
       live: this.live,
@@ -159,7 +160,6 @@ export class SessionDurableObject extends DurableObject<Env> {
       maxConnectionMs: this.config.maxConnectionMs,
       redactor: this.config.redactor,
       ownerId: ctx.id.toString(),
-      countTurn: (binding) => countTurn(ctx.storage.sql, binding, Date.now()),
     });
     this.http = new HttpTransport({
       ...shared,
@@ -213,13 +213,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       // Routed here by another tenant's previous_response_id: not found, like every foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
-      () => {
-        const exhausted = options.binding
-          ? countTurn(this.ctx.storage.sql, options.binding, Date.now())
-          : null;
-        if (exhausted) throw exhausted;
-        return this.http.create(request, tenant, options);
-      },
+      () => this.http.create(request, tenant, options),
     );
   }
 

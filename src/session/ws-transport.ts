@@ -125,8 +125,6 @@ export class WebSocketTransport {
   private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
 
   constructor(deps: WebSocketTransportDeps) {
-    this.ownerId = deps.ownerId;
-    this.countTurn = deps.countTurn;
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -134,6 +132,8 @@ export class WebSocketTransport {
     this.redactor = deps.redactor;
     this.now = deps.now;
     this.turnLog = deps.turnLog;
+    this.ownerId = deps.ownerId;
+    this.countTurn = deps.countTurn;
   }
 
   /**

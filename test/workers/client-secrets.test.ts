@@ -271,6 +271,38 @@ describe("browser WebSocket auth", () => {
     }
   });
 
+  it("after expiry, a new secret for the same session continues the chain and resumes its events", async () => {
+    const session = uniqueSession("renewed");
+    const first = await signSecret({ sessionId: session, expiresAt: Math.floor(Date.now() / 1000) + 60 });
+    const ws = await accepted(await upgradeWith({ query: `client_secret=${first}` }));
+    ws.send(create("first turn"));
+    const done = (await ws.turn(0)).at(-1) as unknown as { type: string; response: { id: string } };
+    expect(done.type).toBe("response.completed");
+    ws.close();
+    // The backend mints again for the app's session; the new socket continues and resumes.
+    const { value } = await mintSecret({ session: { id: session } });
+    const next = await accepted(
+      await upgradeWith({ protocols: ["responses", `openai-insecure-api-key.${value}`] }),
+    );
+    next.send(create("second turn", { previous_response_id: done.response.id }));
+    expect((await next.turn(0)).at(-1)?.type).toBe("response.completed");
+    const before = next.frames.length;
+    next.send({ type: "deltagate.response.resume", response_id: done.response.id, starting_after: 2 });
+    await next.until((frames) => frames.slice(before).some((f) => f.type === "response.completed"));
+    const replayed = next.frames.slice(before) as Array<{ type: string; sequence_number?: number }>;
+    expect(replayed[0]?.sequence_number).toBe(3);
+    expect(replayed.at(-1)?.type).toBe("response.completed");
+    next.close();
+    const resumed = await workerFetch(`/v1/responses/${done.response.id}?stream=true&starting_after=2`, {
+      headers: { authorization: `Bearer ${value}` },
+    });
+    expect(resumed.status).toBe(200);
+    const text = await resumed.text();
+    expect(text).toContain('"sequence_number":3');
+    expect(text).not.toContain('"sequence_number":2,');
+    expect(text).toContain("event: response.completed");
+  });
+
   it("a socket opened in time keeps running after its secret expires; a new one is refused", async () => {
     const value = await signSecret({ expiresAt: Math.floor(Date.now() / 1000) + 2 });
     const ws = await accepted(await upgradeWith({ query: `client_secret=${value}` }));
