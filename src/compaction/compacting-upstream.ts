@@ -10,7 +10,8 @@
  *   and the response's output is exactly one `compaction` item whose `encrypted_content` is the
  *   sealed summary (compaction-token.ts) — the shape Codex's remote compaction expects;
  * - `deltagate`, `context_management: [{type:"compaction", compact_threshold}]`: when the context
- *   reaches the threshold (tokens, Deltagate's count), the history is summarized first and the
+ *   reaches the threshold (tokens: the upstream's own count of the history when the previous
+ *   response reported one, else Deltagate's count), the history is summarized first and the
  *   model answers from the summary plus the turn's input; the output starts with the compaction
  *   item (output index 0), then the model's items.
  * A compaction item Deltagate produces is marked as a response output (`ORIGIN_FIELD` =
@@ -41,8 +42,13 @@ export interface CompactionPlan {
   opened: OpenedCompactions;
   /** The client model id (recorded in the sealed payload). */
   model: string;
-  /** The turn's `context_management` compaction threshold in tokens, or null. */
+  /**
+   * The turn's `context_management` threshold in tokens when the context must be counted to know
+   * whether it reaches it, else null.
+   */
   threshold: number | null;
+  /** The context is known to reach the threshold (the upstream's own count of the history). */
+  compactNow: boolean;
   /** The turn's `context_management` as the client sent it (passed through on an `upstream` route). */
   contextManagement: Json | null;
 }
@@ -125,7 +131,8 @@ export class CompactingUpstream implements Upstream {
     if (this.plan.mode === "upstream") return this.inner.open(sent, signal);
     const { compactionTrigger: trigger, ...plain } = sent;
     if (trigger) return this.compactAll(plain, signal);
-    if (this.plan.threshold !== null && (await this.reaches(plain, this.plan.threshold))) {
+    const { threshold, compactNow } = this.plan;
+    if (compactNow || (threshold !== null && (await this.reaches(plain, threshold)))) {
       return this.compactThenAnswer(plain, signal);
     }
     return this.inner.open(plain, signal);
