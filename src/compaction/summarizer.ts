@@ -11,7 +11,7 @@
  * else rejects with `UpstreamError` (the caller decides how the client sees it).
  */
 import type { Item, StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { type Upstream, UpstreamError, type UpstreamEvent } from "../upstream/upstream.ts";
 import { newItemId } from "../util/ids.ts";
 
@@ -63,18 +63,14 @@ function message(role: "user" | "developer", text: string): StoredItem {
   } as StoredItem;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** The assistant text of a terminal `response.output`, or null when it has none. */
 function outputText(output: unknown): string | null {
   if (!Array.isArray(output)) return null;
   let text = "";
   for (const item of output) {
-    if (!isObject(item) || item.type !== "message" || !Array.isArray(item.content)) continue;
+    if (!isRecord(item) || item.type !== "message" || !Array.isArray(item.content)) continue;
     for (const part of item.content) {
-      if (isObject(part) && part.type === "output_text" && typeof part.text === "string") text += part.text;
+      if (isRecord(part) && part.type === "output_text" && typeof part.text === "string") text += part.text;
     }
   }
   return text;
@@ -142,8 +138,8 @@ export async function summarize(
     for await (const event of stream.rest) if (read(event)) break;
   }
   const end = terminal as UpstreamEvent | null;
-  const failedWith = end?.type === "response.failed" && isObject(end.response) ? end.response.error : null;
-  if (isObject(failedWith) && typeof failedWith.code === "string") {
+  const failedWith = end?.type === "response.failed" && isRecord(end.response) ? end.response.error : null;
+  if (isRecord(failedWith) && typeof failedWith.code === "string") {
     // A refusal of the request (a safety check: `moderation_blocked`) stays the client's error.
     const status = failedWith.code === "moderation_blocked" ? 400 : 502;
     const text =
@@ -157,7 +153,7 @@ export async function summarize(
       `The model did not complete the compaction summary (${end ? end.type : "the stream ended early"}).`,
     );
   }
-  const response = isObject(end.response) ? end.response : {};
+  const response = isRecord(end.response) ? end.response : {};
   const text = (outputText(response.output) || deltas).trim();
   if (!text)
     throw new UpstreamError(502, "compaction_failed", "The model returned an empty compaction summary.");

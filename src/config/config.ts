@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
-import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
+import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -69,9 +69,6 @@ const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
 export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
-
-/** Default idle time before a warm upstream WebSocket is closed, in ms. */
-export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
 
 const keyPair = z
   .string()

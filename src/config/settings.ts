@@ -6,6 +6,7 @@
  * Invariant: `SETTING_NAMES` lists every variable declared in `Env` except bindings (checked by
  * the compiler below), and nothing else.
  */
+import { isRecord } from "../protocol/json.ts";
 import type { Env } from "./env.ts";
 
 /** Every setting variable of the Worker, in the README's order. */
@@ -68,7 +69,7 @@ export function routeSecretNames(upstreams: string | undefined): string[] {
   if (!Array.isArray(routes)) return [];
   const names = new Set<string>();
   for (const route of routes) {
-    const name: unknown = typeof route === "object" && route !== null ? route.api_key_var : undefined;
+    const name: unknown = isRecord(route) ? route.api_key_var : undefined;
     if (typeof name === "string" && name.length > 0) names.add(name);
   }
   return [...names];

@@ -11,7 +11,6 @@ import type { Json } from "./json.ts";
 import { openAIIssue } from "./openai-issue.ts";
 
 /** The JSON value type (owned by json.ts), re-exported for the modules that read requests. */
-export type { Json };
 
 const json: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),

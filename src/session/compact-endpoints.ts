@@ -35,7 +35,7 @@ import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import { ApiError, invalidRequest } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { adjacentToolOutputs } from "../protocol/tool-calls.ts";
 import { postJson } from "../upstream/http-client.ts";
 import { toUpstreamItems } from "../upstream/item-conversion.ts";
@@ -75,10 +75,6 @@ function asApi(cause: unknown): unknown {
 /** True for an upstream answer that says the endpoint does not exist there. */
 function lacksEndpoint(cause: unknown): boolean {
   return cause instanceof UpstreamError && (cause.status === 404 || cause.status === 405);
-}
-
-function isObject(value: unknown): value is Record<string, Json> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The unary context endpoints of one session. */
@@ -221,7 +217,7 @@ export class CompactEndpoints {
       };
       try {
         const answer = await postJson(route, "/responses/input_tokens", JSON.stringify(body), NEVER_ABORTED);
-        if (isObject(answer) && typeof answer.input_tokens === "number") return Response.json(answer);
+        if (isRecord(answer) && typeof answer.input_tokens === "number") return Response.json(answer);
         throw new UpstreamError(502, "upstream_error", "The upstream answered input_tokens without a count.");
       } catch (cause) {
         if (!lacksEndpoint(cause)) throw asApi(cause);

@@ -16,19 +16,13 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import {
-  ApiError,
-  eventLogUnavailable,
-  internalError,
-  invalidRequest,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import { newScopeId } from "./scope.ts";
@@ -199,16 +193,11 @@ export class HttpTransport {
     const record = this.visible(id);
     if (!options.stream) return Response.json(responseObject(record, this.deps.store.items(id, "output")));
     const sse = new SseStream();
-    const live = this.deps.live.get(id);
-    if (live) {
-      if (!live.subscribe(sse, options.startingAfter)) throw eventLogUnavailable(id);
-      sse.onCancel(() => live.detach(sse));
-      return sse.response();
-    }
-    const log = this.deps.store.eventLogs.read(id);
-    if (!log) throw eventLogUnavailable(id);
-    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
-    sse.close();
+    const live = this.deps.live.replay(id, options.startingAfter, sse, () =>
+      this.deps.store.eventLogs.read(id),
+    );
+    if (live) sse.onCancel(() => live.detach(sse));
+    else sse.close();
     return sse.response();
   }
 

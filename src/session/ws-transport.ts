@@ -10,18 +10,14 @@
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import {
-  type ApiError,
-  connectionLimitReached,
-  eventLogUnavailable,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { type ApiError, connectionLimitReached, responseNotFound } from "../protocol/errors.ts";
+import { isRecord } from "../protocol/json.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size-limits.ts";
@@ -81,8 +77,8 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   if (typeof frame !== "string") return null;
   try {
     const value = parseClientJson(frame, "frame");
-    if (typeof value === "object" && value !== null && "stream_id" in value) {
-      const id = (value as { stream_id: unknown }).stream_id;
+    if (isRecord(value)) {
+      const id = value.stream_id;
       return typeof id === "string" && id.length > 0 ? id : null;
     }
   } catch {
@@ -202,18 +198,12 @@ export class WebSocketTransport {
       this.sendError(conn, responseNotFound(responseId), streamId);
       return;
     }
-    const live = this.live.get(responseId);
-    if (live) {
-      if (!live.subscribe(sink, startingAfter))
-        this.sendError(conn, eventLogUnavailable(responseId), streamId);
-      return;
+    try {
+      this.live.replay(responseId, startingAfter, sink, () => this.store.eventLogs.read(responseId));
+    } catch (error) {
+      const where = failureLabel("resume failed", this.idsOf(conn, [responseId]), this.redactor);
+      this.sendError(conn, asApiError(error, where, this.redactor), streamId);
     }
-    const log = this.store.eventLogs.read(responseId);
-    if (!log) {
-      this.sendError(conn, eventLogUnavailable(responseId), streamId);
-      return;
-    }
-    for (const event of loggedEventsAfter(log, startingAfter)) sink.send(event);
   }
 
   private create(

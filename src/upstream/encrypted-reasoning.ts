@@ -25,7 +25,7 @@
  *   item only to an upstream with the same base URL. On a compaction item the mark also says it
  *   was a response's output, which starts the context of later turns (src/compaction/).
  */
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { mapEvents } from "./map-events.ts";
 import { UpstreamError, type UpstreamEvent, type UpstreamStream } from "./upstream.ts";
 
@@ -84,10 +84,6 @@ export function rememberRefusal(origin: string, model: string): void {
   if (refusals.size > MAX_REFUSALS) refusals.delete(refusals.values().next().value ?? "");
 }
 
-function isObject(value: unknown): value is Record<string, Json> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * Item types marked with their origin: reasoning (its encrypted content is the issuer's) and
  * compaction (likewise; the mark also says the item was a response's output, which starts the
@@ -96,7 +92,7 @@ function isObject(value: unknown): value is Record<string, Json> {
 const MARKED_TYPES = new Set(["reasoning", "compaction"]);
 
 function isMarkedType(item: unknown): item is Record<string, Json> {
-  return isObject(item) && typeof item.type === "string" && MARKED_TYPES.has(item.type);
+  return isRecord(item) && typeof item.type === "string" && MARKED_TYPES.has(item.type);
 }
 
 function marked(item: Json | undefined, origin: string): Json | undefined {
@@ -108,7 +104,7 @@ export function markOrigin(event: UpstreamEvent, origin: string): UpstreamEvent 
   let copy = event;
   if (isMarkedType(event.item)) copy = { ...copy, item: marked(event.item, origin) };
   const response = event.response;
-  if (isObject(response) && Array.isArray(response.output)) {
+  if (isRecord(response) && Array.isArray(response.output)) {
     const output = response.output;
     if (output.some((item) => isMarkedType(item))) {
       copy = {
