@@ -20,7 +20,8 @@
 import { itemTokens } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
 import type { StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import { ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import type { ExtensionMode } from "../upstream/routes.ts";
@@ -78,18 +79,29 @@ async function* eventsOf(events: readonly UpstreamEvent[]): AsyncGenerator<Upstr
 
 /** A sum of two usages (both Responses `usage` objects), or whichever exists. */
 function addUsage(a: Json | null | undefined, b: Json | null | undefined): Json | null {
-  const objA = typeof a === "object" && a !== null && !Array.isArray(a) ? a : null;
-  const objB = typeof b === "object" && b !== null && !Array.isArray(b) ? b : null;
+  const objA = isRecord(a) ? (a as { [k: string]: Json }) : null;
+  const objB = isRecord(b) ? (b as { [k: string]: Json }) : null;
   if (!objA || !objB) return objA ?? objB;
-  const num = (o: { [k: string]: Json | undefined }, k: string) =>
-    typeof o[k] === "number" ? (o[k] as number) : 0;
+  const num = (o: { [k: string]: Json }, k: string) => (typeof o[k] === "number" ? o[k] : 0);
   const input = num(objA, "input_tokens") + num(objB, "input_tokens");
   const output = num(objA, "output_tokens") + num(objB, "output_tokens");
   return { ...objB, input_tokens: input, output_tokens: output, total_tokens: input + output };
 }
 
-/** The upstream of a turn, with compaction. */
-export class CompactingUpstream implements Upstream {
+/**
+ * The upstream of a turn, with compaction: `inner` decorated (src/upstream/decorate.ts) with the
+ * expansion of the request (for `open` and `prewarm` alike) and the compaction of `open`.
+ */
+export function compactingUpstream(inner: Upstream, plan: CompactionPlan): Upstream {
+  const compaction = new Compaction(inner, plan);
+  return decorateUpstream(inner, {
+    request: (request) => compaction.expanded(request),
+    open: (request, signal) => compaction.open(request, signal),
+  });
+}
+
+/** What the compacting upstream does with a turn. */
+class Compaction {
   private readonly inner: Upstream;
   private readonly plan: CompactionPlan;
 
@@ -98,12 +110,8 @@ export class CompactingUpstream implements Upstream {
     this.plan = plan;
   }
 
-  get contextWindow(): number | undefined {
-    return this.inner.contextWindow;
-  }
-
   /** `request` with Deltagate's compaction items expanded (and, upstream, `context_management`). */
-  private expanded(request: UpstreamRequest): UpstreamRequest {
+  expanded(request: UpstreamRequest): UpstreamRequest {
     const { opened, mode, contextManagement } = this.plan;
     const settings =
       mode === "upstream" && contextManagement !== null
@@ -118,16 +126,8 @@ export class CompactingUpstream implements Upstream {
     };
   }
 
-  prewarm(request: UpstreamRequest): void {
-    this.inner.prewarm?.(this.expanded(request));
-  }
-
-  preconnect(): Promise<void> {
-    return this.inner.preconnect?.() ?? Promise.resolve();
-  }
-
-  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    const sent = this.expanded(request);
+  /** `open` of the (already expanded) request. */
+  async open(sent: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     if (this.plan.mode === "upstream") return this.inner.open(sent, signal);
     const { compactionTrigger: trigger, ...plain } = sent;
     if (trigger) return this.compactAll(plain, signal);
@@ -207,12 +207,7 @@ export class CompactingUpstream implements Upstream {
       if (typeof event.output_index === "number")
         shifted = { ...shifted, output_index: event.output_index + 1 };
       const response = event.response;
-      if (
-        typeof response === "object" &&
-        response !== null &&
-        !Array.isArray(response) &&
-        Array.isArray(response.output)
-      ) {
+      if (isRecord(response) && Array.isArray(response.output)) {
         shifted = {
           ...shifted,
           response: {
