@@ -56,6 +56,8 @@ export interface Config {
   storeFalseGraceMs: number;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
+  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
+  compactionKeys: readonly string[];
   /** Client secrets and where credentials may travel (README "Client secrets"). */
   clientSecrets: {
     /** HMAC key of client secrets (`CLIENT_SECRET_SIGNING_KEY`); null: client secrets are off. */
@@ -67,8 +69,6 @@ export interface Config {
   };
   /** Origins allowed cross-origin (`CORS_ALLOWED_ORIGINS`): `*` or exact origins. */
   corsOrigins: "*" | ReadonlySet<string>;
-  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
-  compactionKeys: readonly string[];
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -263,16 +263,16 @@ export function parseConfig(env: Env): Config {
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
     turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
+    compactionKeys: (env.COMPACTION_KEY ?? "")
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
     clientSecrets: {
       signingKey: parseSigningKey(env.CLIENT_SECRET_SIGNING_KEY),
       allowInsecureApiKey: TRUE_WORDS.includes((env.ALLOW_INSECURE_API_KEY ?? "").trim().toLowerCase()),
       demoTenant,
     },
     corsOrigins: parseCorsOrigins(env.CORS_ALLOWED_ORIGINS),
-    compactionKeys: (env.COMPACTION_KEY ?? "")
-      .split(",")
-      .map((key) => key.trim())
-      .filter((key) => key.length > 0),
   };
   cache.set(env, config);
   return config;

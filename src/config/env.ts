@@ -66,6 +66,12 @@ export interface Env {
   /** Accounting log lines: `all`, `notable` (default) or `off`. */
   SAFETY_LOG?: string;
   /**
+   * Secret: the key(s) Deltagate seals its own compaction items with (AES-GCM, src/compaction/),
+   * comma-separated, current first; older ones still open items (rotation). Unset: Deltagate's own
+   * compaction answers 503 `compaction_unavailable`.
+   */
+  COMPACTION_KEY?: string;
+  /**
    * Secret: the HMAC key (≥ 32 characters) client secrets are signed with (src/auth/client-secret.ts).
    * Unset: `POST /v1/client_secrets` answers 501 and no client secret is accepted. Rotating it
    * revokes every client secret.
@@ -77,12 +83,8 @@ export interface Env {
   CORS_ALLOWED_ORIGINS?: string;
   /** Development only: the tenant `POST /demo/client_secret` mints for, without authentication (unset: no such route). */
   DEMO_CLIENT_SECRET_TENANT?: string;
-  /**
-   * Secret: the key(s) Deltagate seals its own compaction items with (AES-GCM, src/compaction/),
-   * comma-separated, current first; older ones still open items (rotation). Unset: Deltagate's own
-   * compaction answers 503 `compaction_unavailable`.
-   */
-  COMPACTION_KEY?: string;
+  /** Workers Static Assets binding (`[assets]` in wrangler.toml): the demo page, public/demo/. */
+  ASSETS?: Fetcher;
   /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
   AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

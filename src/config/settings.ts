@@ -39,11 +39,11 @@ export const SETTING_NAMES = [
   "SAFETY_BATCH_WAIT_MS",
   "SAFETY_BATCH_MAX_TEXTS",
   "SAFETY_LOG",
+  "COMPACTION_KEY",
   "CLIENT_SECRET_SIGNING_KEY",
   "ALLOW_INSECURE_API_KEY",
   "CORS_ALLOWED_ORIGINS",
   "DEMO_CLIENT_SECRET_TENANT",
-  "COMPACTION_KEY",
 ] as const satisfies readonly (keyof Env)[];
 
 /** One of `SETTING_NAMES`. */
@@ -52,7 +52,7 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 /** The variables declared in `Env` (without its index signature) that are not bindings. */
 type DeclaredSetting = Exclude<
   keyof { [K in keyof Env as string extends K ? never : number extends K ? never : K]: Env[K] },
-  "AI"
+  "AI" | "ASSETS"
 >;
 /** Fails to compile, naming the variable, when `Env` declares a setting missing from the list. */
 type ListsEverySetting<Missing extends never> = Missing;

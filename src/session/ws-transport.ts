@@ -104,8 +104,8 @@ export interface WebSocketTransportDeps {
   /** The one visibility rule's settings (visibility.ts), for resumption. */
   visibility: VisibilitySettings;
   /**
-   * The session Durable Object's id (hex), named by failure log lines (failure-log.ts); a client
-   * secret's socket continues only responses of this object.
+   * The session Durable Object's id (hex): named by failure log lines (failure-log.ts), and a
+   * client secret's socket continues only its responses.
    */
   objectId: string;
   now(): number;

@@ -218,9 +218,15 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
 
 /**
  * The session a request reading a context goes to: the owner of `previous_response_id`, else the
- * named/new one (a client secret: its own session, `sessionFor`).
+ * named/new one. A client secret's bindings apply as to a turn (`checkBinding`).
  */
-function contextStub(c: Context<AppEnv>, previous: string | null | undefined): SessionStub {
+function contextStub(
+  c: Context<AppEnv>,
+  request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
+  bytes: number,
+): SessionStub {
+  checkBinding(c, request, bytes);
+  const previous = request.previous_response_id;
   if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionFor(c)));
   const stub = ownerStub(c, previous);
   if (!stub) throw previousResponseNotFound(previous);
@@ -266,16 +272,14 @@ function checkBinding(
 
 /** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */
 export async function compactResponse(c: Context<AppEnv>): Promise<Response> {
-  const { body: request, bytes } = await unaryBody(c.req.raw, compactRequest);
-  checkBinding(c, request, bytes);
-  return contextStub(c, request.previous_response_id).compactResponse(c.get("tenant"), request);
+  const { body, bytes } = await unaryBody(c.req.raw, compactRequest);
+  return contextStub(c, body, bytes).compactResponse(c.get("tenant"), body);
 }
 
 /** `POST /v1/responses/input_tokens`: counts a context's input tokens. */
 export async function countInputTokens(c: Context<AppEnv>): Promise<Response> {
-  const { body: request, bytes } = await unaryBody(c.req.raw, inputTokensRequest);
-  checkBinding(c, request, bytes);
-  return contextStub(c, request.previous_response_id).countInputTokens(c.get("tenant"), request);
+  const { body, bytes } = await unaryBody(c.req.raw, inputTokensRequest);
+  return contextStub(c, body, bytes).countInputTokens(c.get("tenant"), body);
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */
