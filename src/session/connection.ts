@@ -19,6 +19,8 @@ export interface ConnectionAttachment {
   openedAt: number;
   /** Per-stage timing events the client asked for at the upgrade (turn-timing.ts); absent: none. */
   timing?: TimingOptIn;
+  /** False when the client turned `keepalive` events off at the upgrade (client-options.ts). */
+  keepalive?: false;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */

@@ -53,6 +53,8 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
+  keepalive?: boolean;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -84,7 +86,7 @@ export class HttpTransport {
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
-    const scope: TurnScope = { connId: newScopeId("http"), tenant };
+    const scope: TurnScope = { connId: newScopeId("http"), tenant, keepalive: options.keepalive !== false };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };

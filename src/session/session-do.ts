@@ -9,9 +9,10 @@
  * warmed when a client connects, kept warm by `ClientPresence`).
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`).
  * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
- * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket, the
- * grace window `STORE_FALSE_GRACE_MS` after it closed or was found gone (src/store/released-scopes.ts;
- * the window is enforced on every frame, every export and by the alarm); no response stays
+ * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket that has
+ * one (its client asked, or `STORE_FALSE_GRACE_MS`; scope.ts, client-options.ts), its grace window
+ * after it closed or was found gone (src/store/released-scopes.ts; the window is enforced on
+ * every frame, every export and by the alarm); no response stays
  * `in_progress` across a restart; the session belongs to one tenant forever.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
@@ -39,6 +40,7 @@ import { claimTenant, ownerTenant } from "../store/session-meta.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { responseOwner } from "../util/ids.ts";
+import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import {
   type CreateOptions,
@@ -47,7 +49,7 @@ import {
   type RetrieveOptions,
 } from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
-import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "./scope.ts";
+import { mayContinue, newScopeId, scopeGraceMs, scopeKind, sharedWithSockets } from "./scope.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
@@ -144,7 +146,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       keepaliveMs: this.config.keepaliveMs,
       live: this.live,
       importRemote: (id, scope) => this.importRemote(id, scope),
-      mayContinue: (owner, scope) => mayContinue(owner, scope.connId, this.config.storeFalseGraceMs),
+      mayContinue: (owner, scope) => mayContinue(owner, scope.connId, scopeGraceMs(owner)),
     });
     const shared = {
       engine,
@@ -181,8 +183,10 @@ export class SessionDurableObject extends DurableObject<Env> {
       "claim",
       () => invalidRequest("This session cannot be opened with this key."),
       () => {
+        const { storeFalseGraceMs: defaultMs, storeFalseGraceMaxMs: maxMs } = this.config;
+        const options = clientOptions(request.headers, { defaultMs, maxMs }, request.url);
         const { 0: client, 1: server } = new WebSocketPair();
-        const connId = newScopeId("socket");
+        const connId = newScopeId("socket", options.storeFalseGraceMs);
         this.ctx.acceptWebSocket(server, [connId]);
         const timing = timingOptIn(request.headers, request.url);
         this.connections.add(server, {
@@ -191,10 +195,13 @@ export class SessionDurableObject extends DurableObject<Env> {
           sessionId,
           openedAt: Date.now(),
           ...(wantsTiming(timing) ? { timing } : {}),
+          ...(options.keepalive ? {} : { keepalive: false }),
         });
         this.presence.opened(connId);
         this.warmUpstream(modelHint(request.headers));
-        return new Response(null, { status: 101, webSocket: client });
+        // What the socket got (a grace above STORE_FALSE_GRACE_MAX_MS is lowered to it).
+        const headers = { [STORE_FALSE_GRACE_HEADER]: String(scopeGraceMs(connId)) };
+        return new Response(null, { status: 101, webSocket: client, headers });
       },
     );
   }
@@ -317,7 +324,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     const record = this.store.get(id);
     if (!record) return null;
     if (record.store ? record.createdAt < Date.now() - this.config.retentionMs : !toSocket) return null;
-    if (record.connId && !sharedWithSockets(record.connId, this.config.storeFalseGraceMs)) return null;
+    if (record.connId && !sharedWithSockets(record.connId, scopeGraceMs(record.connId))) return null;
     if (record.status === "in_progress" || record.status === "queued") return null;
     const history = record.parentId ? this.store.history(record.parentId) : [];
     const exported: ExportedResponse = {
@@ -411,7 +418,7 @@ export class SessionDurableObject extends DurableObject<Env> {
    * is deleted now.
    */
   private releaseScope(connId: string): void {
-    if (this.config.storeFalseGraceMs === 0) this.store.deleteConnectionScoped(connId);
+    if (scopeGraceMs(connId) === 0) this.store.deleteConnectionScoped(connId);
     else this.store.scopes.release(connId, Date.now());
   }
 
@@ -434,7 +441,7 @@ export class SessionDurableObject extends DurableObject<Env> {
 
   /** Deletes the store:false state whose grace window has ended. */
   private purgeScopes(): void {
-    this.store.scopes.purge(Date.now() - this.config.storeFalseGraceMs);
+    this.store.scopes.purge(Date.now(), scopeGraceMs);
   }
 
   /** The scope ids of this session's open sockets. */
@@ -461,8 +468,8 @@ export class SessionDurableObject extends DurableObject<Env> {
     }
     const oldest = this.store.oldestStored();
     if (oldest !== null) earliest = Math.min(earliest, oldest + this.config.retentionMs);
-    const released = this.store.scopes.earliest();
-    if (released !== null) earliest = Math.min(earliest, released + this.config.storeFalseGraceMs);
+    const released = this.store.scopes.earliestEnd(scopeGraceMs);
+    if (released !== null) earliest = Math.min(earliest, released);
     if (earliest === Number.POSITIVE_INFINITY) return;
     if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
     if (this.alarmAt === null || this.alarmAt > earliest) {

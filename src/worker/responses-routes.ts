@@ -16,6 +16,7 @@ import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
+import { keepaliveWanted } from "../session/client-options.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
@@ -122,7 +123,12 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const request = await createBody(c.req.raw);
   // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
-  const options = { parseMs: performance.now() - startedAt, ...(wantsTiming(timing) ? { timing } : {}) };
+  const options = {
+    parseMs: performance.now() - startedAt,
+    ...(wantsTiming(timing) ? { timing } : {}),
+    // `x-deltagate-keepalive: 0` (src/session/client-options.ts).
+    ...(keepaliveWanted(c.req.raw.headers) ? {} : { keepalive: false }),
+  };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;
   if (previous) {
