@@ -10,7 +10,9 @@
  * lane the parent was created on (the same `stream_id`, or both on the default lane); and no other
  * response builds on it (a fork is a shared parent, and a chain built on it must keep its
  * history). A turn aborted because its socket went away evicts nothing: the socket's close decides
- * what happens to its state (scope.ts).
+ * what happens to its state (src/session/scope.ts). Nor does a request refused before its parent
+ * is looked at (a malformed frame, an unsupported parameter, an oversized setting), nor a parent
+ * that is not found or still in progress.
  * Source: https://developers.openai.com/api/docs/guides/websocket-mode
  */
 import type { CreateRequest } from "../protocol/create-request.ts";

@@ -243,6 +243,30 @@ describe("store:false grace window (opted in)", () => {
     }
   });
 
+  it("purges each closed socket on its own window", async () => {
+    const session = uniqueSession("grace-own-window");
+    const short = await connect({ session, headers: { "x-deltagate-store-false-grace": "1000" } });
+    const long = await connect({ session, headers: GRACE });
+    const shortId = await privateTurn(short, 0, "short window");
+    const longId = await privateTurn(long, 0, "long window");
+    short.close();
+    await expect.poll(() => releasedScopes(session), { timeout: 10_000 }).toBe(1);
+    long.close();
+    await expect.poll(() => releasedScopes(session), { timeout: 10_000 }).toBe(2);
+    // Two seconds later: past the short window (1 s), well within the long one (5 minutes).
+    const stub = sessionStub("tenant-a", session);
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec("UPDATE released_scopes SET released_at = released_at - 2000");
+    });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await releasedScopes(session)).toBe(1);
+    const late = await connect({ session, headers: GRACE });
+    const [gone] = await continueOn(late, 0, shortId, "too late");
+    expect(gone).toMatchObject({ type: "error", error: { code: "previous_response_not_found" } });
+    expect((await continueOn(late, 1, longId, "in time")).at(-1)?.type).toBe("response.completed");
+    late.close();
+  });
+
   it("keeps what a newer socket's chain builds on when the old socket's window ends", async () => {
     const simulatorUrl = inject("simulatorUrl");
     const marker = `grace-heir-${crypto.randomUUID()}`;
