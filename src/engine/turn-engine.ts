@@ -2,8 +2,9 @@
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
  * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
  * each:
- *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
- *      the tenant within the grace window; imported from another session of the tenant when needed);
+ *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
+ *      store:true within retention; store:false its own socket, or another socket of the tenant
+ *      within the grace window; imported from another session of the tenant when needed);
  *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
  *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
  *      pairing over both, the record;
@@ -80,8 +81,16 @@ export interface TurnEngineDeps {
    * `scope` (it stays store:false here, owned by `scope`). Resolves false when it is not found.
    */
   importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
-  /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
-  mayContinue(owner: string, scope: TurnScope): boolean;
+  /**
+   * Whether `scope` may continue `parent` now: the session's one visibility rule
+   * (src/session/visibility.ts: retention of store:true, scopes of store:false).
+   */
+  mayContinue(parent: ResponseRecord, scope: TurnScope): boolean;
+  /**
+   * Logs an unexpected failure of a turn's stream with the response's id (the session adds its
+   * own and redacts the line: src/session/failure-log.ts).
+   */
+  logFailure(where: string, responseId: string, cause: unknown): void;
 }
 
 /** What a turn ended with. */
@@ -162,7 +171,7 @@ export class TurnEngine {
     if (!parentId) return null;
     let parent = store.get(parentId);
     if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
-    if (!parent || (parent.connId !== null && !this.deps.mayContinue(parent.connId, scope))) {
+    if (!parent || !this.deps.mayContinue(parent, scope)) {
       throw previousResponseNotFound(parentId);
     }
     if (parent.status === "in_progress" || parent.status === "queued") {
@@ -282,6 +291,7 @@ export class TurnEngine {
         emitter,
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
+        (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       if (result) timer.measure("commit", () => emitter.complete(result.outcome));
       timer.end();

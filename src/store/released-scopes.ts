@@ -1,5 +1,5 @@
 /**
- * The grace window of store:false state (a socket's own window: the client's opt-in or
+ * The grace window of store:false state (a socket's own window: its client's opt-in or
  * `STORE_FALSE_GRACE_MS`, src/session/client-options.ts): when a socket with a window closes, its
  * store:false responses are not deleted at once but its scope is *released* (a row in
  * `released_scopes`), and purged once its window has passed. Owns the SQL of that lifecycle; the
@@ -12,7 +12,9 @@
  *   from another socket never loses its history while it is continuable: a store:false response
  *   lives while the last scope that builds on it lives, plus the window;
  * - a scope's release time is its first (a second release changes nothing).
- * Every deletion calls `onDelete` (the store's history epoch, conversation-store.ts).
+ * Every deletion goes through the store's one deletion (`deleteResponses`, response-deletion.ts:
+ * items, value pieces, event logs, safety marks, children re-parented, history epoch bumped), in
+ * the same transaction as the scope's own rows.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 
@@ -23,16 +25,17 @@ export type WindowOf = (connId: string) => number;
 export class ReleasedScopes {
   private readonly storage: DurableObjectStorage;
   private readonly sql: SqlStorage;
-  private readonly onDelete: () => void;
+  private readonly deleteResponses: (ids: readonly string[]) => number;
 
   /**
-   * @param storage the session's storage (schema version 4 or later).
-   * @param onDelete called before anything is deleted or re-parented.
+   * @param storage the session's storage (schema version 5 or later).
+   * @param deleteResponses the store's one deletion (response-deletion.ts); returns how many it
+   *   deleted.
    */
-  constructor(storage: DurableObjectStorage, onDelete: () => void) {
+  constructor(storage: DurableObjectStorage, deleteResponses: (ids: readonly string[]) => number) {
     this.storage = storage;
     this.sql = storage.sql;
-    this.onDelete = onDelete;
+    this.deleteResponses = deleteResponses;
   }
 
   /**
@@ -43,14 +46,15 @@ export class ReleasedScopes {
   release(connId: string, at: number): void {
     const owns = this.sql.exec("SELECT 1 FROM responses WHERE conn_id = ? LIMIT 1", connId).toArray();
     if (owns.length === 0 || this.isReleased(connId)) return; // no write when nothing changes
-    const unfinished = `SELECT id FROM responses WHERE conn_id = ?1 AND status IN ('queued', 'in_progress')`;
-    const running = this.sql.exec(`${unfinished} LIMIT 1`, connId).toArray().length > 0;
-    if (running) this.onDelete();
+    const unfinished = this.sql
+      .exec<{ id: string }>(
+        "SELECT id FROM responses WHERE conn_id = ? AND status IN ('queued', 'in_progress')",
+        connId,
+      )
+      .toArray()
+      .map((row) => row.id);
     this.storage.transactionSync(() => {
-      if (running) {
-        this.sql.exec(`DELETE FROM items WHERE response_id IN (${unfinished})`, connId);
-        this.sql.exec(`DELETE FROM responses WHERE id IN (${unfinished})`, connId);
-      }
+      this.deleteResponses(unfinished);
       this.sql.exec(
         "INSERT INTO released_scopes (conn_id, released_at) VALUES (?, ?) ON CONFLICT(conn_id) DO NOTHING",
         connId,
@@ -67,8 +71,8 @@ export class ReleasedScopes {
   /**
    * Purges the scopes whose window (`windowOf`) has ended by `now` (ms): their responses that a
    * live scope's store:false response builds on move to that scope, the others are deleted with
-   * their items (their children become chain roots, as after a DELETE). Costs one read of the
-   * (few) released scopes when nothing is due.
+   * everything they own (their children become chain roots, as after a DELETE). Costs one read of
+   * the (few) released scopes when nothing is due.
    * @returns how many responses were deleted.
    */
   purge(now: number, windowOf: WindowOf): number {
@@ -76,7 +80,6 @@ export class ReleasedScopes {
       .filter((row) => row.released_at + windowOf(row.conn_id) <= now)
       .map((row) => row.conn_id);
     if (due.length === 0) return 0;
-    this.onDelete();
     let deleted = 0;
     const ids = JSON.stringify(due);
     const expired = "SELECT value FROM json_each(?1)";
@@ -94,10 +97,11 @@ export class ReleasedScopes {
            WHERE conn_id IN (${expired}) AND id IN (SELECT id FROM up)`,
         ids,
       );
-      const doomed = `SELECT id FROM responses WHERE conn_id IN (${expired})`;
-      this.sql.exec(`UPDATE responses SET parent_id = NULL WHERE parent_id IN (${doomed})`, ids);
-      this.sql.exec(`DELETE FROM items WHERE response_id IN (${doomed})`, ids);
-      deleted = this.sql.exec(`DELETE FROM responses WHERE conn_id IN (${expired})`, ids).rowsWritten;
+      const doomed = this.sql
+        .exec<{ id: string }>(`SELECT id FROM responses WHERE conn_id IN (${expired})`, ids)
+        .toArray()
+        .map((row) => row.id);
+      deleted = this.deleteResponses(doomed);
       this.sql.exec(`DELETE FROM released_scopes WHERE conn_id IN (${expired})`, ids);
     });
     return deleted;

@@ -10,7 +10,6 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import type { Env } from "../config/env.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
@@ -18,13 +17,13 @@ import { invalidRequest, previousResponseNotFound, responseNotFound } from "../p
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { keepaliveWanted } from "../session/client-options.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
-import type { SessionDurableObject } from "../session/session-do.ts";
+import type { SessionDurableObject, SessionEnv } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
 
 /** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
-export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
+export type AppEnv = { Bindings: SessionEnv; Variables: { tenant: string } };
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 
@@ -56,7 +55,7 @@ export function sessionObjectName(tenant: string, sessionId: string): string {
 }
 
 /** The stub of the Durable Object that owns `responseId`, or null when the id is not routable. */
-function ownerStub(env: Env, responseId: string): SessionStub | null {
+function ownerStub(env: SessionEnv, responseId: string): SessionStub | null {
   const owner = responseOwner(responseId);
   if (!owner) return null;
   try {
