@@ -31,11 +31,11 @@ import {
 } from "../protocol/errors.ts";
 import { admits } from "../store/session-meta.ts";
 import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
+import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded } from "./failure-log.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
-import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
 import { newScopeId, scopeGraceMs } from "./scope.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
