@@ -19,7 +19,7 @@
 import { itemTokens } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
 import type { StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import type { ExtensionMode } from "../upstream/routes.ts";
@@ -72,8 +72,8 @@ async function* eventsOf(events: readonly UpstreamEvent[]): AsyncGenerator<Upstr
 
 /** A sum of two usages (both Responses `usage` objects), or whichever exists. */
 function addUsage(a: Json | null | undefined, b: Json | null | undefined): Json | null {
-  const objA = typeof a === "object" && a !== null && !Array.isArray(a) ? a : null;
-  const objB = typeof b === "object" && b !== null && !Array.isArray(b) ? b : null;
+  const objA = isRecord(a) ? a : null;
+  const objB = isRecord(b) ? b : null;
   if (!objA || !objB) return objA ?? objB;
   const num = (o: { [k: string]: Json | undefined }, k: string) =>
     typeof o[k] === "number" ? (o[k] as number) : 0;
@@ -200,12 +200,7 @@ export class CompactingUpstream implements Upstream {
       if (typeof event.output_index === "number")
         shifted = { ...shifted, output_index: event.output_index + 1 };
       const response = event.response;
-      if (
-        typeof response === "object" &&
-        response !== null &&
-        !Array.isArray(response) &&
-        Array.isArray(response.output)
-      ) {
+      if (isRecord(response) && Array.isArray(response.output)) {
         shifted = {
           ...shifted,
           response: {
