@@ -20,6 +20,7 @@ import { itemTokens } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { isRecord, type Json } from "../protocol/json.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import { ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import type { ExtensionMode } from "../upstream/routes.ts";
@@ -82,8 +83,20 @@ function addUsage(a: Json | null | undefined, b: Json | null | undefined): Json 
   return { ...objB, input_tokens: input, output_tokens: output, total_tokens: input + output };
 }
 
-/** The upstream of a turn, with compaction. */
-export class CompactingUpstream implements Upstream {
+/**
+ * `inner` with compaction: every request it sends or pre-warms has Deltagate's compaction items
+ * expanded (src/upstream/decorate.ts applies the rewrite to both), and `open` compacts as planned.
+ */
+export function compactingUpstream(inner: Upstream, plan: CompactionPlan): Upstream {
+  const compacting = new CompactingUpstream(inner, plan);
+  return decorateUpstream(inner, {
+    request: (request) => compacting.expanded(request),
+    open: (sent, signal) => compacting.open(sent, signal),
+  });
+}
+
+/** The upstream call of a turn, with compaction. */
+class CompactingUpstream {
   private readonly inner: Upstream;
   private readonly plan: CompactionPlan;
 
@@ -92,12 +105,8 @@ export class CompactingUpstream implements Upstream {
     this.plan = plan;
   }
 
-  get contextWindow(): number | undefined {
-    return this.inner.contextWindow;
-  }
-
   /** `request` with Deltagate's compaction items expanded (and, upstream, `context_management`). */
-  private expanded(request: UpstreamRequest): UpstreamRequest {
+  expanded(request: UpstreamRequest): UpstreamRequest {
     const { opened, mode, contextManagement } = this.plan;
     const settings =
       mode === "upstream" && contextManagement !== null
@@ -112,16 +121,8 @@ export class CompactingUpstream implements Upstream {
     };
   }
 
-  prewarm(request: UpstreamRequest): void {
-    this.inner.prewarm?.(this.expanded(request));
-  }
-
-  preconnect(): Promise<void> {
-    return this.inner.preconnect?.() ?? Promise.resolve();
-  }
-
-  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    const sent = this.expanded(request);
+  /** Opens the turn; `sent` is the request already `expanded`. */
+  async open(sent: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     if (this.plan.mode === "upstream") return this.inner.open(sent, signal);
     const { compactionTrigger: trigger, ...plain } = sent;
     if (trigger) return this.compactAll(plain, signal);

@@ -6,7 +6,7 @@
  * Sits outside safety (its summarization requests are checked like any turn's) and inside usage
  * and the context window (it sees the fitted context; a synthesized response still gets a usage).
  */
-import { CompactingUpstream, type CompactionPlan } from "../compaction/compacting-upstream.ts";
+import { type CompactionPlan, compactingUpstream } from "../compaction/compacting-upstream.ts";
 import { openCompactions } from "../compaction/compaction-keyring.ts";
 import type { CompactionKeys } from "../compaction/compaction-token.ts";
 import { currentBound } from "../context/counted-context.ts";
@@ -76,7 +76,7 @@ export function compactionStage(services: CompactionServices): TurnStage {
         threshold,
         contextManagement,
       };
-      return new CompactingUpstream(inner, plan);
+      return compactingUpstream(inner, plan);
     },
   };
 }
