@@ -148,7 +148,7 @@ export function toEnvFile(vars: Record<string, string>): string {
 }
 
 /** What `wrangler dev` needs of the tree to build the Worker (paths relative to the repo root). */
-const WORKER_SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations"];
+const WORKER_SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations", "public"];
 
 /**
  * Copies the Worker's sources into a fresh directory under `.wrangler/snapshots/` (inside the

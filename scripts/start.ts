@@ -49,6 +49,7 @@ console.log(
 );
 if (settings.DELTAGATE_API_KEYS === undefined) {
   console.log(`Client secrets (development only): curl -X POST ${stack.origin}/demo/client_secret`);
+  console.log(`Web agent page (development only): ${stack.origin}/demo/`);
 }
 console.log(`Try it: ${demo}   (Ctrl-C stops Deltagate and the simulator)\n`);
 

@@ -10,7 +10,8 @@
  *   and the response's output is exactly one `compaction` item whose `encrypted_content` is the
  *   sealed summary (compaction-token.ts) — the shape Codex's remote compaction expects;
  * - `deltagate`, `context_management: [{type:"compaction", compact_threshold}]`: when the context
- *   reaches the threshold (tokens, Deltagate's count), the history is summarized first and the
+ *   reaches the threshold (tokens: the upstream's own count of the history when the previous
+ *   response reported one, else Deltagate's count), the history is summarized first and the
  *   model answers from the summary plus the turn's input; the output starts with the compaction
  *   item (output index 0), then the model's items.
  * A compaction item Deltagate produces is marked as a response output (`ORIGIN_FIELD` =
@@ -42,8 +43,13 @@ export interface CompactionPlan {
   opened: OpenedCompactions;
   /** The client model id (recorded in the sealed payload). */
   model: string;
-  /** The turn's `context_management` compaction threshold in tokens, or null. */
+  /**
+   * The turn's `context_management` threshold in tokens when the context must be counted to know
+   * whether it reaches it, else null.
+   */
   threshold: number | null;
+  /** The context is known to reach the threshold (the upstream's own count of the history). */
+  compactNow: boolean;
   /** The turn's `context_management` as the client sent it (passed through on an `upstream` route). */
   contextManagement: Json | null;
 }
@@ -73,30 +79,29 @@ async function* eventsOf(events: readonly UpstreamEvent[]): AsyncGenerator<Upstr
 
 /** A sum of two usages (both Responses `usage` objects), or whichever exists. */
 function addUsage(a: Json | null | undefined, b: Json | null | undefined): Json | null {
-  const objA = isRecord(a) ? a : null;
-  const objB = isRecord(b) ? b : null;
+  const objA = isRecord(a) ? (a as { [k: string]: Json }) : null;
+  const objB = isRecord(b) ? (b as { [k: string]: Json }) : null;
   if (!objA || !objB) return objA ?? objB;
-  const num = (o: { [k: string]: Json | undefined }, k: string) =>
-    typeof o[k] === "number" ? (o[k] as number) : 0;
+  const num = (o: { [k: string]: Json }, k: string) => (typeof o[k] === "number" ? o[k] : 0);
   const input = num(objA, "input_tokens") + num(objB, "input_tokens");
   const output = num(objA, "output_tokens") + num(objB, "output_tokens");
   return { ...objB, input_tokens: input, output_tokens: output, total_tokens: input + output };
 }
 
 /**
- * `inner` with compaction: every request it sends or pre-warms has Deltagate's compaction items
- * expanded (src/upstream/decorate.ts applies the rewrite to both), and `open` compacts as planned.
+ * The upstream of a turn, with compaction: `inner` decorated (src/upstream/decorate.ts) with the
+ * expansion of the request (for `open` and `prewarm` alike) and the compaction of `open`.
  */
 export function compactingUpstream(inner: Upstream, plan: CompactionPlan): Upstream {
-  const compacting = new CompactingUpstream(inner, plan);
+  const compaction = new Compaction(inner, plan);
   return decorateUpstream(inner, {
-    request: (request) => compacting.expanded(request),
-    open: (sent, signal) => compacting.open(sent, signal),
+    request: (request) => compaction.expanded(request),
+    open: (request, signal) => compaction.open(request, signal),
   });
 }
 
-/** The upstream call of a turn, with compaction. */
-class CompactingUpstream {
+/** What the compacting upstream does with a turn. */
+class Compaction {
   private readonly inner: Upstream;
   private readonly plan: CompactionPlan;
 
@@ -121,12 +126,13 @@ class CompactingUpstream {
     };
   }
 
-  /** Opens the turn; `sent` is the request already `expanded`. */
+  /** `open` of the (already expanded) request. */
   async open(sent: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     if (this.plan.mode === "upstream") return this.inner.open(sent, signal);
     const { compactionTrigger: trigger, ...plain } = sent;
     if (trigger) return this.compactAll(plain, signal);
-    if (this.plan.threshold !== null && (await this.reaches(plain, this.plan.threshold))) {
+    const { threshold, compactNow } = this.plan;
+    if (compactNow || (threshold !== null && (await this.reaches(plain, threshold)))) {
       return this.compactThenAnswer(plain, signal);
     }
     return this.inner.open(plain, signal);

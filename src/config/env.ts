@@ -83,6 +83,8 @@ export interface Env {
   CORS_ALLOWED_ORIGINS?: string;
   /** Development only: the tenant `POST /demo/client_secret` mints for, without authentication (unset: no such route). */
   DEMO_CLIENT_SECRET_TENANT?: string;
+  /** Workers Static Assets binding (`[assets]` in wrangler.toml): the demo page, public/demo/. */
+  ASSETS?: Fetcher;
   /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
   AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

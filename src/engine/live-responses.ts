@@ -22,9 +22,9 @@ import type { EventSink } from "./event-sink.ts";
  * The events of a finished response's persisted log to send a client resuming after
  * `startingAfter`: those with a larger `sequence_number`. A client that already has the terminal
  * event (`startingAfter` equal to its number) gets nothing more; one that asks past it gets the
- * terminal event again, so its stream still ends: a client that was streaming when the session
- * restarted may have been sent events the log never got (src/engine/recovery.ts numbers the
- * terminal event after the last logged one).
+ * terminal event again, so its stream still ends whatever number it names. (A client that was
+ * streaming when the session restarted may have been sent events the log never got;
+ * src/engine/recovery.ts numbers the terminal event past any number it can hold.)
  */
 export function loggedEventsAfter(log: readonly ServerEvent[], startingAfter: number): ServerEvent[] {
   const events = log.filter((event) => event.sequence_number > startingAfter);

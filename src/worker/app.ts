@@ -5,6 +5,7 @@
  * - `GET /healthz` → `{"status":"ok"}` (no auth);
  * - `POST /v1/client_secrets` (tenant key only) and, in development, `POST /demo/client_secret`
  *   (no auth, `DEMO_CLIENT_SECRET_TENANT`): client secrets (client-secrets.ts);
+ * - `GET /demo/` → the web agent page, only where the demo is enabled (demo-page.ts);
  * - `GET /v1/models` → the configured model list (auth; a client secret sees its own models);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
@@ -25,6 +26,7 @@ import type { AppEnv } from "./app-env.ts";
 import { authentication } from "./auth.ts";
 import { createClientSecret, createDemoClientSecret } from "./client-secrets.ts";
 import { corsMiddleware } from "./cors.ts";
+import { demoPage } from "./demo-page.ts";
 import {
   cancelResponse,
   compactResponse,
@@ -61,6 +63,8 @@ export function createApp(): Hono<AppEnv> {
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.post("/demo/client_secret", (c) => createDemoClientSecret(c));
+  app.get("/demo", (c) => demoPage(c));
+  app.get("/demo/*", (c) => demoPage(c));
 
   // A client secret may not mint secrets; every other route takes one, within its bindings.
   app.post("/v1/client_secrets", authentication({ clientSecrets: false }), (c) => createClientSecret(c));
