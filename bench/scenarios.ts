@@ -16,7 +16,9 @@
  * Invariant: loops run one at a time, so the simulator recorder's entries between a loop's start
  * and end are exactly that loop's upstream traffic (the recorder is cleared before each loop).
  */
+
 import type { Recorder } from "../simulator/recorder.ts";
+import { STORE_FALSE_GRACE_HEADER } from "../src/session/client-options.ts";
 import { chatTransport } from "./chat-transport.ts";
 import { httpTransport } from "./http-transport.ts";
 import { runAgentLoop, type TurnTransport } from "./loop.ts";
@@ -171,7 +173,14 @@ async function wsLoop(
   const started = performance.now();
   const transport = wsTransport({
     url: wsUrl(target.baseURL),
-    headers: loopHeaders(params, target.apiKey),
+    headers: {
+      ...loopHeaders(params, target.apiKey),
+      // A reconnecting client that continues its store:false chain asks Deltagate for a grace
+      // window (README "store: false"); store:false is connection-local without it, as OpenAI's.
+      ...(behaviour.drops && behaviour.resume === "chain-or-full"
+        ? { [STORE_FALSE_GRACE_HEADER]: "300000" }
+        : {}),
+    },
     perMessageDeflate: params.perMessageDeflate,
     model: target.model,
     store: behaviour.store,
@@ -296,7 +305,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "DG-rc",
     label: "DG-rc: DG-ws store:false, socket dropped every K turns",
     description:
-      "As DG-ws, socket dropped after every K-th turn; the new socket (same session-id) continues with previous_response_id, and re-sends the whole history only if that is refused.",
+      "As DG-ws, socket dropped after every K-th turn; each socket asks for a 5-minute store:false grace window (x-deltagate-store-false-grace), so the new socket (same session-id) continues with previous_response_id, and re-sends the whole history only if that is refused.",
     versus: "E-rc",
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "chain-or-full" }),

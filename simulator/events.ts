@@ -28,9 +28,12 @@ type EventBody = ResponseStreamEvent extends infer E
     : never
   : never;
 
-/** The SDK types `Response` with the client-computed `output_text`; the wire object lacks it. */
+/**
+ * The SDK types `Response` with the client-computed `output_text` (the wire object lacks it) and
+ * without the penalties and a null `usage` (the wire object has them).
+ */
 function asSdkResponse(response: WireResponse): Response {
-  return response as Response;
+  return response as unknown as Response;
 }
 
 /** One event and when it is due, in ms after the request started. */

@@ -21,6 +21,11 @@ export const createParamsSchema = z.looseObject({
   tools: optionalNullable(z.array(z.looseObject({ type: z.string() }))),
   parallel_tool_calls: optionalNullable(z.boolean()),
   max_output_tokens: optionalNullable(z.number().int().min(1)),
+  max_tool_calls: optionalNullable(z.number().int().min(1)),
+  top_logprobs: optionalNullable(z.number().int().min(0).max(20)),
+  presence_penalty: optionalNullable(z.number().min(-2).max(2)),
+  frequency_penalty: optionalNullable(z.number().min(-2).max(2)),
+  safety_identifier: optionalNullable(z.string()),
   prompt_cache_key: optionalNullable(z.string()),
   generate: optionalNullable(z.boolean()),
 });

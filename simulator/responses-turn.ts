@@ -153,7 +153,7 @@ export function prepareTurn(
     deltaChars: directives.deltaChars,
   });
   const last = steps[steps.length - 1]?.event;
-  const final = last && "response" in last ? (last.response as WireResponse) : initial;
+  const final = last && "response" in last ? (last.response as unknown as WireResponse) : initial;
   return {
     steps,
     final,

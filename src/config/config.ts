@@ -51,9 +51,15 @@ export interface Config {
   keepaliveMs: number;
   /**
    * How long a closed socket's store:false state stays continuable by another socket of the same
-   * tenant, in ms (default 5 minutes; 0 = deleted on close, as OpenAI).
+   * tenant when the client did not ask for a window, in ms (default 0 = deleted on close, as
+   * OpenAI).
    */
   storeFalseGraceMs: number;
+  /**
+   * The longest window a client may ask for on its upgrade (`x-deltagate-store-false-grace`,
+   * src/session/client-options.ts), in ms (default 5 minutes; 0 = clients cannot ask).
+   */
+  storeFalseGraceMaxMs: number;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
   /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
@@ -75,12 +81,18 @@ export interface Config {
 const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
 
 /**
- * Default silence before a `keepalive` event, in ms: well under the ~100 s idle timeout of proxies
- * in front of Cloudflare and Codex's 300 s stream idle timeout.
+ * Default silence before a `keepalive` event, in ms: OpenAI's own figure ("we emit a keepalive
+ * streaming event every 30s to keep intermediate proxies and load balancers from terminating the
+ * connection", https://community.openai.com/t/200-ok-from-v1-responses-but-body-times-out-und-err-body-timeout/1371083/27;
+ * Azure OpenAI's comes after about as long), well under Cloudflare's 100 s proxy idle timeout
+ * (https://developers.cloudflare.com/support/troubleshooting/http-status-codes/cloudflare-5xx-errors/error-524/)
+ * and Codex's 300 s stream idle timeout.
  */
-export const DEFAULT_KEEPALIVE_MS = 15_000;
-/** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
-export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
+export const DEFAULT_KEEPALIVE_MS = 30_000;
+/** Default grace window of a closed socket's store:false state, in ms: none, as OpenAI. */
+export const DEFAULT_STORE_FALSE_GRACE_MS = 0;
+/** Default longest grace window a client may ask for, in ms (5 minutes). */
+export const DEFAULT_STORE_FALSE_GRACE_MAX_MS = 5 * 60 * 1000;
 
 const TRUE_WORDS = ["1", "true", "on", "yes"];
 
@@ -262,6 +274,11 @@ export function parseConfig(env: Env): Config {
       .int()
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
+    storeFalseGraceMaxMs: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .parse(env.STORE_FALSE_GRACE_MAX_MS ?? DEFAULT_STORE_FALSE_GRACE_MAX_MS),
     turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
     compactionKeys: (env.COMPACTION_KEY ?? "")
       .split(",")

@@ -35,13 +35,15 @@ export interface Env {
   RESPONSE_RETENTION_DAYS?: string;
   /** Ms a store:true response keeps generating with no client attached before it is cancelled (default 600,000). */
   ABANDONED_RESPONSE_GRACE_MS?: string;
-  /** Ms a closed socket's store:false chain stays continuable by the tenant's sockets (default 300,000; 0 = none). */
+  /** Ms a closed socket's store:false chain stays continuable by the tenant's sockets, unless the client asked (default 0 = none). */
   STORE_FALSE_GRACE_MS?: string;
+  /** Longest store:false grace window a client may ask for on its upgrade, in ms (default 300,000; 0 = none). */
+  STORE_FALSE_GRACE_MAX_MS?: string;
   /** `0` turns off the one-line-per-turn timing log (default on). */
   TURN_LOG?: string;
   /** WebSocket connection lifetime in ms (default 3,600,000 = 60 minutes, as OpenAI). */
   WS_MAX_CONNECTION_MS?: string;
-  /** Ms of silence in a response's stream after which a `keepalive` event is sent (default 15,000; 0 = never). */
+  /** Ms of silence in a response's stream after which a `keepalive` event is sent (default 30,000; 0 = never). */
   KEEPALIVE_MS?: string;
   /** Safety policy of the deployment, JSON (src/safety/policy.ts; README "Safety"). */
   SAFETY?: string;

@@ -9,9 +9,13 @@
  * https://platform.openai.com/docs/api-reference/responses/create#responses_create-include), and
  * Deltagate's origin mark (src/upstream/encrypted-reasoning.ts) is never shown.
  * Invariants: the object has every field the `openai` SDK's `Response` type declares as required
- * (test/support/sdk-response-fields.ts checks it against the SDK type); every item a client sees
- * (events, Response objects, `input_items`) went through `clientItem`.
- * Source: https://platform.openai.com/docs/api-reference/responses/object
+ * (test/support/sdk-response-fields.ts checks it against the SDK type) and every field the Open
+ * Responses `ResponseResource` requires (`presence_penalty`, `frequency_penalty`, `top_logprobs`,
+ * `max_tool_calls`, `safety_identifier`, …; a function tool with `description`, `parameters` and
+ * `strict`, each null when the request left it out); every item a client sees (events, Response
+ * objects, `input_items`) went through `clientItem`.
+ * Sources: https://platform.openai.com/docs/api-reference/responses/object,
+ *   https://www.openresponses.org/reference (ResponseResource, FunctionTool)
  */
 
 import type { StoredItem } from "../protocol/items.ts";
@@ -38,6 +42,18 @@ export const ZERO_USAGE: Json = {
 };
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/**
+ * A tool as echoed: a function tool with `description`, `parameters` and `strict` present (null
+ * when the request left them out: the upstream's own default applies, which Deltagate cannot
+ * know — OpenAI's Responses API enforces strict mode by default, Chat Completions does not);
+ * every other tool as sent. What goes upstream is the tool as sent (`forwardedSettings`).
+ */
+function echoedTool(tool: Json): Json {
+  if (typeof tool !== "object" || tool === null || Array.isArray(tool) || tool.type !== "function")
+    return tool;
+  return { description: null, parameters: null, strict: null, ...tool };
+}
 
 /**
  * What a client sees of a stored item (the item itself when nothing is hidden).
@@ -94,6 +110,8 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     model: record.model,
     output: clientItems(output, s.include),
     parallel_tool_calls: s.parallel_tool_calls ?? true,
+    presence_penalty: s.presence_penalty ?? 0,
+    frequency_penalty: s.frequency_penalty ?? 0,
     previous_response_id: record.parentId,
     prompt_cache_key: s.prompt_cache_key ?? null,
     reasoning: s.reasoning ?? { effort: null, summary: null },
@@ -103,7 +121,7 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     temperature: s.temperature ?? 1,
     text: s.text ?? { format: { type: "text" } },
     tool_choice: s.tool_choice ?? "auto",
-    tools: s.tools ?? [],
+    tools: Array.isArray(s.tools) ? s.tools.map(echoedTool) : [],
     top_logprobs: s.top_logprobs ?? 0,
     top_p: s.top_p ?? 1,
     truncation: s.truncation ?? "disabled",

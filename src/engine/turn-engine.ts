@@ -22,7 +22,8 @@
  *      events go out first and their rows are written right after (losing them in a crash equals
  *      losing the socket; the client's next turn sends the full context).
  * Invariant: steps 1–3 store nothing; a rejection there is a request-level error and leaves no
- * trace.
+ * trace — except that a failed continuation (a rejection after step 1, or `response.failed`)
+ * evicts the store:false parent it named, as OpenAI does (failed-continuation.ts).
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
@@ -41,6 +42,7 @@ import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import { validateTurnContext } from "./context-rules.ts";
 import type { EventSink } from "./event-sink.ts";
+import { evictAfterFailure } from "./failed-continuation.ts";
 import { repairHistory } from "./history-repair.ts";
 import type { LiveRegistry } from "./live-responses.ts";
 import type { FailureStatus } from "./outcome.ts";
@@ -56,6 +58,8 @@ import { streamTurn } from "./turn-stream.ts";
 export interface TurnScope {
   connId: string;
   tenant: string;
+  /** False when the client turned `keepalive` events off (src/session/client-options.ts). */
+  keepalive?: boolean;
 }
 
 /** Collaborators of the engine. */
@@ -139,12 +143,24 @@ export class TurnEngine {
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
     const parent = await this.resolveParent(request.previous_response_id ?? null, scope);
     timer.lap("state");
-    const turn = this.prepareContext(request, parent, scope, timer);
-    timer.lap("render");
-    const upstream = await this.deps.upstreamFor(turn.prepared);
-    timer.lap("stages");
-    if (request.generate === false) return this.warmUp(turn, upstream, sink);
-    return this.stream(turn, upstream, sink, signal, timer);
+    let failedId: string | null = null;
+    try {
+      const turn = this.prepareContext(request, parent, scope, timer);
+      failedId = turn.record.id;
+      timer.lap("render");
+      const upstream = await this.deps.upstreamFor(turn.prepared);
+      timer.lap("stages");
+      if (request.generate === false) return this.warmUp(turn, upstream, sink);
+      const result = await this.stream(turn, upstream, sink, signal, timer, scope.keepalive !== false);
+      // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
+      const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";
+      if (failed && !signal.aborted) evictAfterFailure(this.deps.store, parent, request, failedId);
+      return result;
+    } catch (error) {
+      // A failed continuation evicts its store:false parent (failed-continuation.ts).
+      if (!signal.aborted) evictAfterFailure(this.deps.store, parent, request, failedId);
+      throw error;
+    }
   }
 
   /**
@@ -277,6 +293,7 @@ export class TurnEngine {
     sink: EventSink,
     signal: AbortSignal,
     timer: TurnTimer,
+    keepalive: boolean,
   ): Promise<TurnResult> {
     const { record } = turn;
     // store:true: the response is stored before it is announced, and its log exists from the
@@ -286,7 +303,8 @@ export class TurnEngine {
     // durable, and connection-scoped state need not be (turn-emitter.ts).
     if (record.store) this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
-    const emitter = new TurnEmitter(live, this.deps.store, record, this.deps.keepaliveMs);
+    const keepaliveMs = keepalive ? this.deps.keepaliveMs : 0;
+    const emitter = new TurnEmitter(live, this.deps.store, record, keepaliveMs);
     try {
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });

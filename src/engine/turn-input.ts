@@ -13,6 +13,7 @@ import type { Json } from "../protocol/json.ts";
 import { checkItemSize } from "../protocol/size-limits.ts";
 import { ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 import { newItemId } from "../util/ids.ts";
+import { LANE_SETTING, laneOf } from "./failed-continuation.ts";
 
 /**
  * The request's input as items, each with an id (clients may omit them; stored items always have
@@ -39,9 +40,14 @@ export function forwardedSettings(request: CreateRequest): Record<string, Json> 
   return settings;
 }
 
-/** The settings stored with the response and echoed on its Response object. */
+/**
+ * The settings stored with the response and echoed on its Response object, plus the lane it was
+ * created on (a named `stream_id`; never echoed, never forwarded: failed-continuation.ts).
+ */
 export function storedSettings(request: CreateRequest): Record<string, Json> {
   const settings: Record<string, Json> = { ...forwardedSettings(request) };
   if (request.metadata) settings.metadata = request.metadata;
+  const lane = laneOf(request);
+  if (lane !== null) settings[LANE_SETTING] = lane;
   return settings;
 }

@@ -93,6 +93,13 @@ export const turnSettings = z.looseObject({
   temperature: z.number().min(0).max(2).nullish(),
   top_p: z.number().min(0).max(1).nullish(),
   top_logprobs: z.number().int().min(0).max(20).nullish(),
+  /**
+   * Sampling penalties: part of the Open Responses `CreateResponseBody` and of Chat Completions
+   * (-2.0 to 2.0, https://platform.openai.com/docs/api-reference/chat/create), not of OpenAI's
+   * documented Responses parameters (openai/openai-python#3040): forwarded when set, echoed always.
+   */
+  presence_penalty: z.number().min(-2).max(2).nullish(),
+  frequency_penalty: z.number().min(-2).max(2).nullish(),
   truncation: z.enum(["auto", "disabled"]).nullish(),
   metadata: metadata.nullish(),
   user: z.string().nullish(),
@@ -160,6 +167,8 @@ export const FORWARDED_SETTINGS = [
   "temperature",
   "top_p",
   "top_logprobs",
+  "presence_penalty",
+  "frequency_penalty",
   "truncation",
   "user",
   "safety_identifier",

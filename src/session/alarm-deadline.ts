@@ -1,8 +1,8 @@
 /**
  * When a session Durable Object's alarm must fire next, and keeping it armed for that time. The
  * alarm has three kinds of deadline: a socket reaching the connection lifetime
- * (`MAX_CONNECTION_MINUTES`), a store:false grace window ending (`STORE_FALSE_GRACE_MS`, from the
- * earliest release), and the oldest store:true response expiring (`RESPONSE_RETENTION_DAYS`).
+ * (`MAX_CONNECTION_MINUTES`), a store:false grace window ending (each released socket's own
+ * window, scope-lifecycle.ts), and the oldest store:true response expiring (`RESPONSE_RETENTION_DAYS`).
  * Owns the arithmetic (`nextDeadline`, pure) and the arming (`AlarmClock`).
  * Invariants: the alarm is never set later than the earliest deadline (a late alarm would stretch
  * a lifetime, a window or a retention); it is only moved earlier, never re-set to a later time by
@@ -18,9 +18,8 @@ export interface DeadlineInputs {
   /** Creation time of the oldest store:true response, null when there is none. */
   oldestStored: number | null;
   retentionMs: number;
-  /** Earliest release of a store:false scope not purged yet, null when there is none. */
-  earliestRelease: number | null;
-  storeFalseGraceMs: number;
+  /** When the first grace window of a released store:false scope ends, null when there is none. */
+  earliestWindowEnd: number | null;
 }
 
 /** The earliest deadline, or null when nothing is due ever (no socket, nothing stored or released). */
@@ -30,9 +29,7 @@ export function nextDeadline(inputs: DeadlineInputs): number | null {
     earliest = Math.min(earliest, openedAt + inputs.maxConnectionMs);
   }
   if (inputs.oldestStored !== null) earliest = Math.min(earliest, inputs.oldestStored + inputs.retentionMs);
-  if (inputs.earliestRelease !== null) {
-    earliest = Math.min(earliest, inputs.earliestRelease + inputs.storeFalseGraceMs);
-  }
+  if (inputs.earliestWindowEnd !== null) earliest = Math.min(earliest, inputs.earliestWindowEnd);
   return earliest === Number.POSITIVE_INFINITY ? null : earliest;
 }
 

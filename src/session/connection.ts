@@ -22,6 +22,8 @@ export interface ConnectionAttachment {
   timing?: TimingOptIn;
   /** The client secret's per-turn binding when the socket was opened with one (internal-headers.ts). */
   binding?: SecretTurnBinding;
+  /** False when the client turned `keepalive` events off at the upgrade (client-options.ts). */
+  keepalive?: false;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */

@@ -54,6 +54,8 @@ export interface CreateOptions {
   parseMs?: number;
   /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
   binding?: SecretTurnBinding;
+  /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
+  keepalive?: boolean;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -87,7 +89,7 @@ export class HttpTransport {
     const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
     if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
-    const scope: TurnScope = { connId: newScopeId("http"), tenant };
+    const scope: TurnScope = { connId: newScopeId("http"), tenant, keepalive: options.keepalive !== false };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };

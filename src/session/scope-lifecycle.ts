@@ -1,22 +1,20 @@
 /**
  * The lifecycle of a session's store:false scopes (scope.ts): when a scope's state is released,
  * purged or deleted. A socket's scope is released when the socket closes or errors, or when the
- * alarm or a wake finds it gone without a close event; its state then lives on for the grace
- * window (`STORE_FALSE_GRACE_MS`, src/store/released-scopes.ts) or, with no window, is deleted at
- * once. An HTTP request's scope is deleted by its request (http-transport.ts), or at the next
+ * alarm or a wake finds it gone without a close event; its state then lives on for the socket's
+ * grace window (its client's opt-in or `STORE_FALSE_GRACE_MS`, carried in the scope id:
+ * `scopeGraceMs`, scope.ts; src/store/released-scopes.ts) or, with no window, is deleted at once. An HTTP request's scope is deleted by its request (http-transport.ts), or at the next
  * wake when the request did not survive a restart.
  * Invariants: store:false state lives as long as its socket or request plus, for a socket, the
  * window; the window is enforced before every frame, every export and by the alarm (`purge`), so
  * a late alarm never stretches it; every deletion is the store's one deletion.
  */
 import type { ConversationStore } from "../store/conversation-store.ts";
-import { scopeKind } from "./scope.ts";
+import { scopeGraceMs, scopeKind } from "./scope.ts";
 
 /** Collaborators of the lifecycle. */
 export interface ScopeLifecycleDeps {
   store: ConversationStore;
-  /** `STORE_FALSE_GRACE_MS`. */
-  graceMs: number;
   now(): number;
 }
 
@@ -59,12 +57,17 @@ export class ScopeLifecycle {
    * is deleted now.
    */
   release(connId: string): void {
-    if (this.deps.graceMs === 0) this.deps.store.deleteConnectionScoped(connId);
+    if (scopeGraceMs(connId) === 0) this.deps.store.deleteConnectionScoped(connId);
     else this.deps.store.scopes.release(connId, this.deps.now());
   }
 
   /** Deletes the store:false state whose grace window has ended. */
   purge(): void {
-    this.deps.store.scopes.purge(this.deps.now() - this.deps.graceMs);
+    this.deps.store.scopes.purge(this.deps.now(), scopeGraceMs);
+  }
+
+  /** When the first grace window of a released scope ends (ms), null when none is pending. */
+  nextWindowEnd(): number | null {
+    return this.deps.store.scopes.earliestEnd(scopeGraceMs);
   }
 }

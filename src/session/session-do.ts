@@ -12,7 +12,7 @@
  * and logs its failures with the session's and responses' ids.
  * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
  * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket, the
- * grace window `STORE_FALSE_GRACE_MS` after it closed or was found gone; no response stays
+ * grace window its client asked for (or `STORE_FALSE_GRACE_MS`; client-options.ts) after it closed or was found gone; no response stays
  * `in_progress` across a restart; the session belongs to one tenant forever.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
@@ -32,11 +32,12 @@ import {
 } from "../protocol/errors.ts";
 import { admits } from "../store/session-meta.ts";
 import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
+import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded } from "./failure-log.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
 import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
-import { newScopeId } from "./scope.ts";
+import { newScopeId, scopeGraceMs } from "./scope.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
 import { modelHint, warmUpstream } from "./warm-on-connect.ts";
@@ -91,8 +92,11 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     }
     const denied = () => invalidRequest("This session cannot be opened with this key.");
     return this.serve(tenant, "claim", denied, [], () => {
+      // The client's opt-ins (client-options.ts): its store:false grace window rides in its scope id.
+      const { storeFalseGraceMs: defaultMs, storeFalseGraceMaxMs: maxMs } = this.config;
+      const options = clientOptions(request.headers, { defaultMs, maxMs }, request.url);
       const { 0: client, 1: server } = new WebSocketPair();
-      const connId = newScopeId("socket");
+      const connId = newScopeId("socket", options.storeFalseGraceMs);
       this.ctx.acceptWebSocket(server, [connId]);
       const timing = timingOptIn(request.headers, request.url);
       const openedAt = Date.now();
@@ -103,10 +107,13 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
         openedAt,
         ...(wantsTiming(timing) ? { timing } : {}),
         ...(binding ? { binding } : {}),
+        ...(options.keepalive ? {} : { keepalive: false }),
       });
       this.parts.presence.opened(connId);
       warmUpstream(this.parts.warm, modelHint(request.headers));
-      return new Response(null, { status: 101, webSocket: client });
+      // What the socket got (a grace above STORE_FALSE_GRACE_MAX_MS is lowered to it).
+      const headers = { [STORE_FALSE_GRACE_HEADER]: String(scopeGraceMs(connId)) };
+      return new Response(null, { status: 101, webSocket: client, headers });
     });
   }
 
@@ -302,14 +309,13 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
 
   /** Arms the alarm for the earliest deadline (alarm-deadline.ts). */
   private async scheduleAlarm(): Promise<void> {
-    const { maxConnectionMs, retentionMs, storeFalseGraceMs } = this.config;
+    const { maxConnectionMs, retentionMs } = this.config;
     const deadline = nextDeadline({
       socketsOpenedAt: openAttachments(this.ctx.getWebSockets()).map((a) => a.openedAt),
       maxConnectionMs,
       oldestStored: this.parts.store.oldestStored(),
       retentionMs,
-      earliestRelease: this.parts.store.scopes.earliest(),
-      storeFalseGraceMs,
+      earliestWindowEnd: this.parts.scopes.nextWindowEnd(),
     });
     await this.alarmClock.arm(deadline);
   }

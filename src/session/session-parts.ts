@@ -71,7 +71,7 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     ai: env.AI ?? null,
   });
   store.addDependent(safety.cache); // chain marks go with their responses
-  const scopes = new ScopeLifecycle({ store, graceMs: config.storeFalseGraceMs, now: Date.now });
+  const scopes = new ScopeLifecycle({ store, now: Date.now });
   const live = new LiveRegistry(config.abandonGraceMs);
   const presence = new ClientPresence(hooks.openScopes);
   const adapterDefaults = { ...config, presence };

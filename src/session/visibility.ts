@@ -9,7 +9,8 @@
  * - store:false (owned by a scope, scope.ts): never readable over HTTP (OpenAI's store:false is
  *   never visible there); resumable only by its own socket (its events are not logged, only a live
  *   response can be resumed); continuable — and exportable to another session of the tenant — by
- *   its own scope, or by any WebSocket of the tenant within a grace window (`mayContinue`).
+ *   its own scope, or by any WebSocket of the tenant when its socket has a grace window (its
+ *   client asked, or `STORE_FALSE_GRACE_MS`; the window travels in the scope id, scope.ts).
  *   Whether its scope's grace window is over is the purge's business (released-scopes.ts, run
  *   before every frame and export): what it purged is gone.
  * Invariant: a pure function of (record, caller scope, purpose, now, settings); the session checked
@@ -18,7 +19,7 @@
  *   https://developers.openai.com/api/docs/guides/websocket-mode (store:false is connection-local)
  */
 import type { ResponseRecord } from "../store/conversation-store.ts";
-import { mayContinue } from "./scope.ts";
+import { mayContinue, scopeGraceMs } from "./scope.ts";
 
 /** What the caller wants to do with the response. */
 export type Purpose = "continue" | "resume" | "read" | "export";
@@ -27,8 +28,6 @@ export type Purpose = "continue" | "resume" | "read" | "export";
 export interface VisibilitySettings {
   /** store:true retention (`RESPONSE_RETENTION_DAYS`), ms. */
   retentionMs: number;
-  /** `STORE_FALSE_GRACE_MS`: 0 keeps store:false state to its own scope. */
-  storeFalseGraceMs: number;
 }
 
 /** The fields of a response the rule reads. */
@@ -56,6 +55,6 @@ export function maySee(
       return caller === owner;
     case "continue":
     case "export":
-      return mayContinue(owner, caller, settings.storeFalseGraceMs);
+      return mayContinue(owner, caller, scopeGraceMs(owner));
   }
 }

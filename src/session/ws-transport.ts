@@ -246,7 +246,11 @@ export class WebSocketTransport {
         const run = this.engine
           .run(
             request,
-            { connId: conn.attachment.connId, tenant: conn.attachment.tenant },
+            {
+              connId: conn.attachment.connId,
+              tenant: conn.attachment.tenant,
+              keepalive: conn.attachment.keepalive !== false,
+            },
             laneSink(conn, streamId),
             this.signalFor(conn, request),
             timer,

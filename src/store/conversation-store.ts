@@ -391,6 +391,18 @@ export class ConversationStore {
   }
 
   /**
+   * True when a response other than `except` builds on `id` (index `responses_by_parent`; for a
+   * failed continuation, src/engine/failed-continuation.ts).
+   */
+  hasChildOtherThan(id: string, except: string | null): boolean {
+    return (
+      this.sql
+        .exec("SELECT 1 FROM responses WHERE parent_id = ? AND id IS NOT ? LIMIT 1", id, except)
+        .toArray().length > 0
+    );
+  }
+
+  /**
    * Deletes one response with everything it owns (response-deletion.ts). Its children become the
    * roots of their chains (as when a response expires): their history no longer holds anything
    * before them (see src/engine/history-repair.ts for what that leaves behind).

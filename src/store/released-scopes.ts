@@ -1,7 +1,9 @@
 /**
- * The grace window of store:false state (`STORE_FALSE_GRACE_MS`): when a socket closes, its
+ * The grace window of store:false state (a socket's own window: its client's opt-in or
+ * `STORE_FALSE_GRACE_MS`, src/session/client-options.ts): when a socket with a window closes, its
  * store:false responses are not deleted at once but its scope is *released* (a row in
- * `released_scopes`), and purged once the window has passed. Owns the SQL of that lifecycle.
+ * `released_scopes`), and purged once its window has passed. Owns the SQL of that lifecycle; the
+ * window of each scope comes from the caller (`WindowOf`, src/session/scope.ts).
  * Invariants:
  * - a response still being generated when its socket closes is deleted at release (its client can
  *   never see it complete, and nothing may chain on an unfinished response);
@@ -15,6 +17,9 @@
  * the same transaction as the scope's own rows.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
+
+/** The grace window of a scope id, in ms. */
+export type WindowOf = (connId: string) => number;
 
 /** Released scopes of one session Durable Object. */
 export class ReleasedScopes {
@@ -64,19 +69,20 @@ export class ReleasedScopes {
   }
 
   /**
-   * Purges the scopes released at or before `cutoff` (ms): their responses that a live scope's
-   * store:false response builds on move to that scope, the others are deleted with everything
-   * they own (their children become chain roots, as after a DELETE). Costs one indexed read when nothing
-   * is due.
+   * Purges the scopes whose window (`windowOf`) has ended by `now` (ms): their responses that a
+   * live scope's store:false response builds on move to that scope, the others are deleted with
+   * everything they own (their children become chain roots, as after a DELETE). Costs one read of
+   * the (few) released scopes when nothing is due.
    * @returns how many responses were deleted.
    */
-  purge(cutoff: number): number {
-    const due = this.sql
-      .exec("SELECT 1 FROM released_scopes WHERE released_at <= ? LIMIT 1", cutoff)
-      .toArray();
+  purge(now: number, windowOf: WindowOf): number {
+    const due = this.released()
+      .filter((row) => row.released_at + windowOf(row.conn_id) <= now)
+      .map((row) => row.conn_id);
     if (due.length === 0) return 0;
     let deleted = 0;
-    const expired = "SELECT conn_id FROM released_scopes WHERE released_at <= ?1";
+    const ids = JSON.stringify(due);
+    const expired = "SELECT value FROM json_each(?1)";
     this.storage.transactionSync(() => {
       // Every ancestor of a live scope's response, with that scope as its heir.
       this.sql.exec(
@@ -89,20 +95,31 @@ export class ReleasedScopes {
          )
          UPDATE responses SET conn_id = (SELECT heir FROM up WHERE up.id = responses.id LIMIT 1)
            WHERE conn_id IN (${expired}) AND id IN (SELECT id FROM up)`,
-        cutoff,
+        ids,
       );
       const doomed = this.sql
-        .exec<{ id: string }>(`SELECT id FROM responses WHERE conn_id IN (${expired})`, cutoff)
+        .exec<{ id: string }>(`SELECT id FROM responses WHERE conn_id IN (${expired})`, ids)
         .toArray()
         .map((row) => row.id);
       deleted = this.deleteResponses(doomed);
-      this.sql.exec("DELETE FROM released_scopes WHERE released_at <= ?", cutoff);
+      this.sql.exec(`DELETE FROM released_scopes WHERE conn_id IN (${expired})`, ids);
     });
     return deleted;
   }
 
-  /** The earliest release time (ms) of a scope not purged yet, or null when there is none. */
-  earliest(): number | null {
-    return this.sql.exec<{ t: number | null }>("SELECT MIN(released_at) AS t FROM released_scopes").one().t;
+  /** When the first window of a scope not purged yet ends (ms), or null when there is none. */
+  earliestEnd(windowOf: WindowOf): number | null {
+    let earliest: number | null = null;
+    for (const row of this.released()) {
+      const end = row.released_at + windowOf(row.conn_id);
+      if (earliest === null || end < earliest) earliest = end;
+    }
+    return earliest;
+  }
+
+  private released(): Array<{ conn_id: string; released_at: number }> {
+    return this.sql
+      .exec<{ conn_id: string; released_at: number }>("SELECT conn_id, released_at FROM released_scopes")
+      .toArray();
   }
 }

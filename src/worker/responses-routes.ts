@@ -26,6 +26,7 @@ import { type CreateRequest, createRequest } from "../protocol/create-request.ts
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
+import { keepaliveWanted } from "../session/client-options.ts";
 import {
   BINDING_HEADER,
   SESSION_HEADER,
@@ -181,11 +182,10 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
   const accepted = await stub.fetch(new Request(url, { method: "GET", headers }));
   if (protocol === null || accepted.status !== 101 || !accepted.webSocket) return accepted;
-  return new Response(null, {
-    status: 101,
-    webSocket: accepted.webSocket,
-    headers: { "sec-websocket-protocol": protocol },
-  });
+  // The session's own headers (the store:false grace it granted) plus the echoed protocol.
+  const answered = new Headers(accepted.headers);
+  answered.set("sec-websocket-protocol", protocol);
+  return new Response(null, { status: 101, webSocket: accepted.webSocket, headers: answered });
 }
 
 /**
@@ -209,6 +209,8 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
     parseMs: performance.now() - startedAt,
     ...(wantsTiming(timing) ? { timing } : {}),
     ...(binding ? { binding } : {}),
+    // `x-deltagate-keepalive: 0` (src/session/client-options.ts).
+    ...(keepaliveWanted(c.req.raw.headers) ? {} : { keepalive: false }),
   };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;

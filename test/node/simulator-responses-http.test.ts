@@ -1,12 +1,15 @@
 /**
  * The reference simulator's `POST /v1/responses` (JSON + SSE) against the real openai-node
  * client: event ordering accepted by the SDK accumulator, tool calls with schema-valid
- * arguments, stored chains, pairing errors, fail directives and client-abort recording.
+ * arguments, stored chains, pairing errors, fail directives and client-abort recording; every
+ * Response object (JSON, each lifecycle event) carries the Open Responses `ResponseResource`
+ * fields (`completed_at` and `usage` null until the end, penalties, function tools with `strict`).
  */
 import OpenAI from "openai";
 import type { ResponseFunctionToolCall, ResponseInputItem } from "openai/resources/responses/responses";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type RunningSimulator, startSimulator } from "../../simulator/server.ts";
+import { expectOpenResponsesResource } from "../support/sdk-response-fields.ts";
 
 let sim: RunningSimulator;
 let client: OpenAI;
@@ -61,6 +64,40 @@ describe("simulator POST /v1/responses", () => {
     expect(final.output_text.split(" ")).toHaveLength(25);
     expect(final.usage?.output_tokens).toBe(25);
     expect(final.usage?.total_tokens).toBe((final.usage?.input_tokens ?? 0) + 25);
+  });
+
+  it("sends Response objects with every ResponseResource field, echoing penalties and strict", async () => {
+    const body = {
+      model: "deltagate-sim",
+      input: "Say something [sim:tokens=5]",
+      presence_penalty: 0.5,
+      tools: [{ type: "function", name: "noop", parameters: { type: "object", properties: {} } }],
+      tool_choice: "none",
+    };
+    const post = (extra: Record<string, unknown>) =>
+      fetch(`${sim.url}/v1/responses`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sim-key" },
+        body: JSON.stringify({ ...body, ...extra }),
+      });
+    const json = (await (await post({})).json()) as Record<string, unknown>;
+    expectOpenResponsesResource(json, "JSON");
+    expect(json).toMatchObject({ presence_penalty: 0.5, frequency_penalty: 0, top_logprobs: 0 });
+    expect(json.tools).toEqual([{ ...body.tools[0], description: null, strict: null }]);
+    expect(json.completed_at).toEqual(expect.any(Number));
+    const text = await (await post({ stream: true })).text();
+    const events = text
+      .split("\n")
+      .filter((line) => line.startsWith("data: "))
+      .map((line) => JSON.parse(line.slice(6)) as { type: string; response?: Record<string, unknown> });
+    const lifecycle = events.filter((e) => e.response !== undefined);
+    expect(lifecycle.map((e) => e.type)).toEqual([
+      "response.created",
+      "response.in_progress",
+      "response.completed",
+    ]);
+    for (const event of lifecycle) expectOpenResponsesResource(event.response, event.type);
+    expect(lifecycle[0]?.response).toMatchObject({ completed_at: null, usage: null });
   });
 
   it("is deterministic: the same input yields the same text", async () => {

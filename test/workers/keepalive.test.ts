@@ -4,7 +4,8 @@
  * Deltagate sends `{"type":"keepalive","sequence_number":N}` — a WebSocket text frame (with the
  * lane's `stream_id`) or an SSE `event: keepalive` — numbered and logged like any event. The socket
  * stays open, and the `openai` SDK (its accumulator, `responses.stream`, streamed `create`) finishes
- * the response without error.
+ * the response without error. A client that sends `x-deltagate-keepalive: 0` (on its upgrade, or
+ * `?keepalive=0`; on a `POST /v1/responses`) gets none: its stream stays contiguous without them.
  */
 import { describe, expect, it } from "vitest";
 import { sdkClient } from "../support/sdk-client.ts";
@@ -74,5 +75,50 @@ describe("keepalive", () => {
     }
     expect(iterated).toContain("keepalive");
     expect(iterated.at(-1)).toBe("response.completed");
+  });
+
+  it("sends none to a socket that turned them off at its upgrade (header or query parameter)", async () => {
+    for (const path of ["/v1/responses", "/v1/responses?keepalive=0"]) {
+      const headers: Record<string, string> = { upgrade: "websocket", authorization: `Bearer ${KEY_A}` };
+      if (!path.includes("?")) headers["x-deltagate-keepalive"] = "0";
+      const res = await workerFetch(path, { headers });
+      expect(res.status).toBe(101);
+      const socket = res.webSocket!;
+      socket.accept();
+      const frames: Array<{ type: string; sequence_number?: number }> = [];
+      const done = new Promise<void>((resolve) => {
+        socket.addEventListener("message", (event) => {
+          const frame = JSON.parse(event.data as string) as { type: string; sequence_number?: number };
+          frames.push(frame);
+          if (frame.type === "response.completed") resolve();
+        });
+      });
+      socket.send(JSON.stringify({ type: "response.create", model: MODEL, input: SILENT }));
+      await done;
+      expect(frames.map((f) => f.type)).not.toContain("keepalive");
+      expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
+      socket.close();
+    }
+  });
+
+  it("sends none on an HTTP stream that turned them off; a malformed value is a 400", async () => {
+    const headers = { authorization: `Bearer ${KEY_A}`, "content-type": "application/json" };
+    const res = await workerFetch("/v1/responses", {
+      method: "POST",
+      headers: { ...headers, "x-deltagate-keepalive": "off" },
+      body: JSON.stringify({ model: MODEL, input: SILENT, stream: true }),
+    });
+    const events = await new SseReader(res.body!).rest();
+    expect(events.map((e) => e.data.type)).not.toContain("keepalive");
+    expect(events.at(-1)?.data.type).toBe("response.completed");
+    const bad = await workerFetch("/v1/responses", {
+      method: "POST",
+      headers: { ...headers, "x-deltagate-keepalive": "sometimes" },
+      body: JSON.stringify({ model: MODEL, input: "hi", stream: true }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      error: { code: "invalid_value", param: "x-deltagate-keepalive" },
+    });
   });
 });

@@ -116,9 +116,10 @@ describe("lanes", () => {
   it("drops creates still queued when the socket closes; the running store:true one finishes", async () => {
     const session = uniqueSession("queue-close");
     const hold = uniqueSession("queue-close-hold");
-    const ws = await connect({ session });
-    // A store:false response of this socket: its scope is released (its grace window starts) when
-    // the Durable Object handles the close.
+    // A socket with a store:false grace window (src/session/client-options.ts), and a store:false
+    // response of it: its scope is released (its grace window starts) when the Durable Object
+    // handles the close.
+    const ws = await connect({ session, headers: { "x-deltagate-store-false-grace": "300000" } });
     ws.send({ type: "response.create", model: MODEL, store: false, generate: false, input: "scope" });
     // The simulator holds the running response's terminal event until the test releases it, so the
     // close is handled while it provably still runs. (Racing a short response against the close

@@ -8,7 +8,7 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_STORE_FALSE_GRACE_MS } from "../../src/config/config.ts";
+import { DEFAULT_STORE_FALSE_GRACE_MAX_MS } from "../../src/config/config.ts";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { sessionStub } from "../support/session-stub.ts";
 import { connect, type Frame, KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
@@ -64,7 +64,9 @@ const BIG_OUTPUT = `big\n${"ls -la → drwxr-xr-x café 漢字 🚀\n".repeat(10
 describe("one deletion of a response", () => {
   it("a store:false chain with a multi-MB item leaves no row once its socket's grace window is over", async () => {
     const session = uniqueSession("delete-grace");
-    const ws = await connect({ session });
+    // A socket that asked for a grace window (src/session/client-options.ts): its state outlives it.
+    const grace = String(DEFAULT_STORE_FALSE_GRACE_MAX_MS);
+    const ws = await connect({ session, headers: { "x-deltagate-store-false-grace": grace } });
     ws.send({ type: "response.create", model: MODEL, store: false, input: "run `ls`", tools: [SHELL_TOOL] });
     const first = (await ws.turn(0)).at(-1) as Completed;
     ws.send({
@@ -94,7 +96,7 @@ describe("one deletion of a response", () => {
     await runInDurableObject(stub, (_i, state) => {
       state.storage.sql.exec(
         "UPDATE released_scopes SET released_at = released_at - ?",
-        DEFAULT_STORE_FALSE_GRACE_MS + 1_000,
+        DEFAULT_STORE_FALSE_GRACE_MAX_MS + 1_000,
       );
     });
     expect(await runDurableObjectAlarm(stub)).toBe(true);

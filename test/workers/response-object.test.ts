@@ -1,12 +1,15 @@
 /**
  * Every Response object Deltagate sends carries every field the `openai` SDK's `Response` type
- * requires (test/support/sdk-response-fields.ts): HTTP create and retrieve, the streamed
+ * requires and every field the Open Responses `ResponseResource` requires
+ * (test/support/sdk-response-fields.ts): HTTP create and retrieve, the streamed
  * `response.created` / `in_progress` / terminal events over SSE and WebSocket, a `generate:false`
- * warm-up, a cancelled response, and a response retrieved after its turn failed.
+ * warm-up, a cancelled response, and a response retrieved after its turn failed. The sampling
+ * penalties a request sets are forwarded upstream and echoed (0 when unset); function tools are
+ * echoed with `strict` (null when the request left it out), and forwarded as sent.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { expectSdkResponse } from "../support/sdk-response-fields.ts";
-import { connect, KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
+import { connect, KEY_A, simulatorRequests, uniqueSession, workerFetch } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
 const auth = { authorization: `Bearer ${KEY_A}` };
@@ -75,5 +78,48 @@ describe("Response objects match the openai SDK's required fields", () => {
       }
     }
     ws.close();
+  });
+});
+
+describe("sampling penalties and function tools", () => {
+  const tools = [
+    { type: "function", name: "get_weather", parameters: { type: "object", properties: {} } },
+    { type: "function", name: "exact", description: "Strict.", parameters: { type: "object" }, strict: true },
+  ];
+
+  it("forwards presence_penalty / frequency_penalty and echoes them and strict on every Response object", async () => {
+    const marker = `penalties-${crypto.randomUUID()}`;
+    const body = { model: MODEL, input: marker, presence_penalty: 0.5, frequency_penalty: -0.25, tools };
+    const created = (await (await post(body)).json()) as Record<string, unknown>;
+    expect(created).toMatchObject({ presence_penalty: 0.5, frequency_penalty: -0.25 });
+    expect(created.tools).toEqual([{ ...tools[0], description: null, strict: null }, { ...tools[1] }]);
+    const retrieved = await (await workerFetch(`/v1/responses/${created.id}`, { headers: auth })).json();
+    expect(retrieved).toMatchObject({
+      presence_penalty: 0.5,
+      frequency_penalty: -0.25,
+      tools: created.tools,
+    });
+    const [upstream] = await simulatorRequests(inject("simulatorUrl"), marker);
+    // Forwarded as sent: no strict added to the tool that had none.
+    expect(upstream?.body).toMatchObject({ presence_penalty: 0.5, frequency_penalty: -0.25, tools });
+
+    const ws = await connect({ session: uniqueSession("penalties") });
+    ws.send({ type: "response.create", ...body, presence_penalty: 1 });
+    for (const frame of (await ws.turn(0)).filter((f) => "response" in f)) {
+      expect(frame.response, frame.type).toMatchObject({ presence_penalty: 1, frequency_penalty: -0.25 });
+      expectSdkResponse(frame.response, `WebSocket ${frame.type}`);
+    }
+    ws.close();
+
+    const plain = (await (await post({ model: MODEL, input: "plain" })).json()) as Record<string, unknown>;
+    expect(plain).toMatchObject({ presence_penalty: 0, frequency_penalty: 0, top_logprobs: 0 });
+  });
+
+  it("refuses a penalty outside -2..2 with a 400 naming it", async () => {
+    const res = await post({ model: MODEL, input: "x", frequency_penalty: 2.5 });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({
+      error: { type: "invalid_request_error", param: "frequency_penalty" },
+    });
   });
 });

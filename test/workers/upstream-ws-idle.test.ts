@@ -26,7 +26,8 @@ async function firstTurn(
   marker: string,
   session: string,
 ): Promise<{ ws: TestSocket; id: string }> {
-  const ws = await connect({ session });
+  // A store:false grace window, so the chain outlives this socket (src/session/client-options.ts).
+  const ws = await connect({ session, headers: { "x-deltagate-store-false-grace": "300000" } });
   ws.send({ type: "response.create", model, store: false, input: `${marker} hello [sim:tokens=8]` });
   const frames = await ws.turn(0);
   expect(frames.at(-1)?.type).toBe("response.completed");
@@ -73,7 +74,8 @@ describe.concurrent("responses-ws upstream idle close", () => {
     await new Promise((resolve) => setTimeout(resolve, QUIET_MS));
     expect(await instanceOf(session)).not.toBe(before);
 
-    // A new socket of the session continues the store:false chain (within its grace window).
+    // A new socket of the session continues the store:false chain (within the first socket's
+    // grace window, which its client asked for).
     const again = await connect({ session });
     again.send({
       type: "response.create",

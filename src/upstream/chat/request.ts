@@ -2,9 +2,10 @@
  * Upstream request → Chat Completions request body (README "The three upstream APIs"), rebuilt every turn
  * from the full context. Owns the settings mapping: function tools only (hosted tools dropped),
  * `tool_choice`, `parallel_tool_calls`, `text.format` → `response_format`, `max_output_tokens` →
- * `max_completion_tokens`, `reasoning.effort` → `reasoning_effort`, sampling, `user` /
- * `safety_identifier`, `prompt_cache_key` (default: the session key, for prefix-cache affinity),
- * and always `stream: true` with `stream_options.include_usage`.
+ * `max_completion_tokens`, `reasoning.effort` → `reasoning_effort`, sampling (`temperature`,
+ * `top_p`, `presence_penalty`, `frequency_penalty`), `user` / `safety_identifier`,
+ * `prompt_cache_key` (default: the session key, for prefix-cache affinity), and always
+ * `stream: true` with `stream_options.include_usage`.
  * Invariant: settings without a Chat Completions equivalent (`include`, `max_tool_calls`,
  * `truncation`, `top_logprobs`, `metadata`…) are never sent. Pure: no I/O.
  */
@@ -32,6 +33,8 @@ export interface ChatRequestBody {
   max_completion_tokens?: number;
   temperature?: number;
   top_p?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
   reasoning_effort?: string;
   user?: string;
   safety_identifier?: string;
@@ -118,6 +121,8 @@ export function toChatRequest(request: UpstreamRequest): ChatRequestBody {
   if (typeof s.max_output_tokens === "number") body.max_completion_tokens = s.max_output_tokens;
   if (typeof s.temperature === "number") body.temperature = s.temperature;
   if (typeof s.top_p === "number") body.top_p = s.top_p;
+  if (typeof s.presence_penalty === "number") body.presence_penalty = s.presence_penalty;
+  if (typeof s.frequency_penalty === "number") body.frequency_penalty = s.frequency_penalty;
   const effort = s.reasoning?.effort;
   if (typeof effort === "string") body.reasoning_effort = effort;
   if (typeof s.user === "string") body.user = s.user;

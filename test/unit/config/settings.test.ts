@@ -53,3 +53,14 @@ describe("routeSecretNames", () => {
     expect(routeSecretNames('[null, 3, "x", {"api_key_var": 5}, {"api_key_var": ""}]')).toEqual([]);
   });
 });
+
+describe("store:false and keepalive defaults (issue #17)", () => {
+  it("keeps store:false connection-local, lets a client ask for up to 5 minutes, keepalive after 30 s", () => {
+    const config = parseConfig({} as Env);
+    expect(config.storeFalseGraceMs).toBe(0);
+    expect(config.storeFalseGraceMaxMs).toBe(300_000);
+    expect(config.keepaliveMs).toBe(30_000);
+    const tuned = parseConfig({ STORE_FALSE_GRACE_MS: "1000", STORE_FALSE_GRACE_MAX_MS: "0" } as Env);
+    expect([tuned.storeFalseGraceMs, tuned.storeFalseGraceMaxMs]).toEqual([1_000, 0]);
+  });
+});

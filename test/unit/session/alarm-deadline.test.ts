@@ -11,8 +11,7 @@ const NONE: DeadlineInputs = {
   maxConnectionMs: 3_600_000,
   oldestStored: null,
   retentionMs: 30 * 86_400_000,
-  earliestRelease: null,
-  storeFalseGraceMs: 300_000,
+  earliestWindowEnd: null,
 };
 
 describe("nextDeadline", () => {
@@ -29,18 +28,18 @@ describe("nextDeadline", () => {
   });
 
   it("is the end of the earliest grace window", () => {
-    expect(nextDeadline({ ...NONE, earliestRelease: 7_000 })).toBe(7_000 + 300_000);
+    expect(nextDeadline({ ...NONE, earliestWindowEnd: 7_000 + 300_000 })).toBe(7_000 + 300_000);
   });
 
   it("takes the earliest of all three", () => {
-    const inputs = { ...NONE, socketsOpenedAt: [0], oldestStored: 0, earliestRelease: 3_400_000 };
+    const inputs = { ...NONE, socketsOpenedAt: [0], oldestStored: 0, earliestWindowEnd: 3_700_000 };
     expect(nextDeadline(inputs)).toBe(3_600_000); // the socket's lifetime ends first
-    expect(nextDeadline({ ...inputs, earliestRelease: 3_000_000 })).toBe(3_300_000); // then the window
+    expect(nextDeadline({ ...inputs, earliestWindowEnd: 3_300_000 })).toBe(3_300_000); // then the window
     expect(nextDeadline({ ...inputs, retentionMs: 1_000 })).toBe(1_000); // then retention
   });
 
-  it("counts a window of 0 from the release itself", () => {
-    expect(nextDeadline({ ...NONE, earliestRelease: 4_000, storeFalseGraceMs: 0 })).toBe(4_000);
+  it("takes a window's end as given (each released socket has its own window, scope-lifecycle.ts)", () => {
+    expect(nextDeadline({ ...NONE, earliestWindowEnd: 4_000 })).toBe(4_000);
   });
 });
 

@@ -4,7 +4,13 @@
  * window (STORE_FALSE_GRACE_MS=0) only the creating socket, as OpenAI.
  */
 import { describe, expect, it } from "vitest";
-import { mayContinue, newScopeId, scopeKind, sharedWithSockets } from "../../../src/session/scope.ts";
+import {
+  mayContinue,
+  newScopeId,
+  scopeGraceMs,
+  scopeKind,
+  sharedWithSockets,
+} from "../../../src/session/scope.ts";
 
 const owner = newScopeId("socket");
 const otherSocket = newScopeId("socket");
@@ -39,6 +45,18 @@ describe("scope ids", () => {
     expect(scopeKind(socket)).toBe("socket");
     expect(scopeKind(http)).toBe("http");
     expect(newScopeId("socket")).not.toBe(socket);
+  });
+
+  it("carries a socket's grace window in its id, and no window for HTTP or without one", () => {
+    const windowed = newScopeId("socket", 300_000);
+    expect(windowed).toMatch(/^conn_[A-Za-z0-9_-]{16}\.g300000$/);
+    expect(scopeKind(windowed)).toBe("socket");
+    expect(scopeGraceMs(windowed)).toBe(300_000);
+    expect(scopeGraceMs(newScopeId("socket"))).toBe(0);
+    expect(scopeGraceMs(newScopeId("socket", 0))).toBe(0);
+    expect(newScopeId("http", 300_000)).toMatch(/^http_[A-Za-z0-9_-]{16}$/);
+    expect(scopeGraceMs("http_abc.g5000")).toBe(0);
+    expect(scopeGraceMs("resp_abc.g5000")).toBe(0);
   });
 
   it("decodes anything else to no kind", () => {

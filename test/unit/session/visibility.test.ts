@@ -1,19 +1,19 @@
 /**
  * The one visibility rule (src/session/visibility.ts), for every purpose: store:true within
  * retention for everyone, past it for no one (purged or not); store:false never read over HTTP,
- * resumed only by its socket, continued and exported by its scope or — within a grace window —
- * any socket of the tenant, never by an HTTP request.
+ * resumed only by its socket, continued and exported by its scope or — when its socket has a grace
+ * window (carried in its scope id) — any socket of the tenant, never by an HTTP request.
  */
 import { describe, expect, it } from "vitest";
 import { newScopeId } from "../../../src/session/scope.ts";
 import { maySee, type Purpose, type Visible } from "../../../src/session/visibility.ts";
 
 const DAY = 86_400_000;
-const settings = { retentionMs: 30 * DAY, storeFalseGraceMs: 300_000 };
-const noWindow = { ...settings, storeFalseGraceMs: 0 };
+const settings = { retentionMs: 30 * DAY };
 const now = 100 * DAY;
 const PURPOSES: Purpose[] = ["continue", "resume", "read", "export"];
 const owner = newScopeId("socket");
+const ownerWithWindow = newScopeId("socket", 300_000);
 const otherSocket = newScopeId("socket");
 const request = newScopeId("http");
 
@@ -50,11 +50,11 @@ describe("maySee: store:false", () => {
 
   it("is continued and exported by its scope, or another socket only within a window", () => {
     for (const purpose of ["continue", "export"] as const) {
-      expect(maySee(scoped(owner), owner, purpose, now, noWindow)).toBe(true);
-      expect(maySee(scoped(owner), otherSocket, purpose, now, settings)).toBe(true);
-      expect(maySee(scoped(owner), otherSocket, purpose, now, noWindow)).toBe(false);
-      expect(maySee(scoped(owner), request, purpose, now, settings)).toBe(false);
-      expect(maySee(scoped(owner), null, purpose, now, settings)).toBe(false);
+      expect(maySee(scoped(owner), owner, purpose, now, settings)).toBe(true);
+      expect(maySee(scoped(ownerWithWindow), otherSocket, purpose, now, settings)).toBe(true);
+      expect(maySee(scoped(owner), otherSocket, purpose, now, settings)).toBe(false);
+      expect(maySee(scoped(ownerWithWindow), request, purpose, now, settings)).toBe(false);
+      expect(maySee(scoped(ownerWithWindow), null, purpose, now, settings)).toBe(false);
     }
   });
 
