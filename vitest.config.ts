@@ -174,6 +174,9 @@ export default defineConfig({
                   UPSTREAM_BASE_URL: upstream,
                   UPSTREAM_API_KEY: "sim-test-key",
                   DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
+                  // The control plane (src/tenancy/): minted keys' signatures, the admin API.
+                  CONTROL_SECRET: "test-control-secret-0123456789",
+                  ADMIN_API_KEY: "dg-test-admin",
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",

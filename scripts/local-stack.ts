@@ -23,6 +23,10 @@ import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 
 /** The local development API key (documented in .dev.vars.example and the README). */
 export const LOCAL_DEV_KEY = "dg-local-dev-key";
+/** The local admin API key (`npm run admin` uses it against the local stack). */
+export const LOCAL_ADMIN_KEY = "dg-local-admin-key";
+/** The local control-plane secret: signs minted keys, seals tenants' upstream keys. Never deploy it. */
+export const LOCAL_CONTROL_SECRET = "deltagate-local-control-secret";
 
 /** The repository root (this file lives in `scripts/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -243,6 +247,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const port = options.port || (await freePort());
   const vars: Record<string, string> = {
     DELTAGATE_API_KEYS: options.apiKeys ?? `${LOCAL_DEV_KEY}:local`,
+    // The control plane's local secrets (README "Tenants"): keys minted by `npm run admin` are
+    // signed with the first; the admin API and CLI use the second. Production sets its own.
+    CONTROL_SECRET: LOCAL_CONTROL_SECRET,
+    ADMIN_API_KEY: LOCAL_ADMIN_KEY,
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
     MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",

@@ -4,6 +4,8 @@
  * Source: https://developers.cloudflare.com/workers/configuration/environment-variables/
  */
 import type { SessionDurableObject } from "../session/session-do.ts";
+import type { TenantRegistryDurableObject } from "../tenancy/registry-do.ts";
+import type { TenantDurableObject } from "../tenancy/tenant-do.ts";
 
 /** Raw environment of the Worker and of each session Durable Object. */
 export interface Env {
@@ -11,12 +13,20 @@ export interface Env {
   [binding: string]: unknown;
   /** Durable Object namespace binding: one instance per (tenant, session). */
   SESSIONS: DurableObjectNamespace<SessionDurableObject>;
+  /** Durable Object namespace binding: one instance per tenant, the control plane (src/tenancy/). */
+  TENANTS?: DurableObjectNamespace<TenantDurableObject>;
+  /** Durable Object namespace binding: the list of tenants, for the admin API only. */
+  TENANT_REGISTRY?: DurableObjectNamespace<TenantRegistryDurableObject>;
   /** OpenAI-compatible base URL including `/v1`, e.g. `https://api.openai.com/v1`. */
   UPSTREAM_BASE_URL?: string;
   /** Secret bearer token sent upstream; never logged or echoed. */
   UPSTREAM_API_KEY?: string;
   /** Secret: comma-separated `key:tenant` pairs that Deltagate accepts. */
   DELTAGATE_API_KEYS?: string;
+  /** Secret (≥ 16 characters): signs minted tenant keys and seals tenants' upstream keys (src/tenancy/control-crypto.ts). */
+  CONTROL_SECRET?: string;
+  /** Secret: the bearer token of the admin API (`/admin/v1/*`); no tenant key is ever accepted there. */
+  ADMIN_API_KEY?: string;
   /** Comma-separated model ids listed by `GET /v1/models`. */
   MODELS?: string;
   /** JSON routing table (see src/upstream/routes.ts); overrides the three UPSTREAM_* defaults. */

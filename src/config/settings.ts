@@ -11,6 +11,8 @@ import type { Env } from "./env.ts";
 /** Every setting variable of the Worker, in the README's order. */
 export const SETTING_NAMES = [
   "DELTAGATE_API_KEYS",
+  "CONTROL_SECRET",
+  "ADMIN_API_KEY",
   "UPSTREAM_BASE_URL",
   "UPSTREAM_API_KEY",
   "UPSTREAM_API",
@@ -46,7 +48,7 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 /** The variables declared in `Env` (without its index signature) that are not bindings. */
 type DeclaredSetting = Exclude<
   keyof { [K in keyof Env as string extends K ? never : number extends K ? never : K]: Env[K] },
-  "SESSIONS" | "AI"
+  "SESSIONS" | "AI" | "TENANTS" | "TENANT_REGISTRY"
 >;
 /** Fails to compile, naming the variable, when `Env` declares a setting missing from the list. */
 type ListsEverySetting<Missing extends never> = Missing;

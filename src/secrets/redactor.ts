@@ -30,6 +30,7 @@ const KEY_SHAPES: readonly RegExp[] = [
   /\b(?:gsk|fw|hf|ghp|gho|xoxb|glpat)_[A-Za-z0-9_*.…-]{8,}/g,
   /\bxai-[A-Za-z0-9_*.…-]{8,}/g,
   /\bAIza[A-Za-z0-9_*.…-]{16,}/g,
+  /\bdgk_[A-Za-z0-9_.-]{1,64}_[0-9a-f]{12}_[0-9a-f*.…]{8,}/g, // Deltagate's own tenant keys (src/tenancy/api-keys.ts)
   /\b[a-f0-9]{32}\b/g,
   /\b(?:api[-_]?key|access[-_]?token|x-api-key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',;}]+/gi,
 ];

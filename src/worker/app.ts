@@ -3,6 +3,8 @@
  * routes; every session-specific request is handed to that session's Durable Object.
  * - `GET /healthz` → `{"status":"ok"}` (no auth);
  * - `GET /v1/models` → the configured model list (auth);
+ * - `GET /v1/usage` → the tenant's own usage by day and model; `/admin/v1/*` → the admin API
+ *   behind `ADMIN_API_KEY` (src/tenancy/admin-api.ts);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
  *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
@@ -16,6 +18,7 @@ import { type Context, Hono } from "hono";
 import { parseConfig, redactorOf } from "../config/config.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidApiKey } from "../protocol/errors.ts";
+import { adminApi, tenantUsage } from "../tenancy/admin-api.ts";
 import { authenticate } from "./auth.ts";
 import {
   type AppEnv,
@@ -48,12 +51,14 @@ export function createApp(): Hono<AppEnv> {
   );
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.route("/admin/v1", adminApi()); // its own secret, ADMIN_API_KEY (src/tenancy/admin-api.ts)
 
   app.use("/v1/*", async (c, next) => {
     const config = parseConfig(c.env);
-    const tenant = authenticate(c.req.raw.headers, config);
+    const tenant = await authenticate(c.req.raw.headers, c.env, config, (p) => c.executionCtx.waitUntil(p));
     if (!tenant) return errorResponse(invalidApiKey(), config.redactor);
-    c.set("tenant", tenant);
+    c.set("tenant", tenant.id);
+    c.set("principal", tenant);
     await next();
   });
 
@@ -69,6 +74,7 @@ export function createApp(): Hono<AppEnv> {
     }),
   );
 
+  app.get("/v1/usage", (c) => tenantUsage(c.env, c.get("tenant"), c.req.query("since")));
   app.get("/v1/responses", (c) => upgradeOr426(c));
   app.post("/v1/responses", (c) => createResponse(c));
   app.get("/v1/responses/:id", (c) => retrieveResponse(c));

@@ -19,11 +19,15 @@ import { parseClientJson } from "../protocol/json-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
 
-/** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
-export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
+/**
+ * Hono environment of the Worker: its bindings, and the tenant set by authentication (its id, and
+ * the snapshot of its limits and settings, src/tenancy/tenant.ts).
+ */
+export type AppEnv = { Bindings: Env; Variables: { tenant: string; principal: Tenant } };
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 

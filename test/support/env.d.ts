@@ -5,9 +5,10 @@
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");
-    durableNamespaces: "SessionDurableObject";
+    durableNamespaces: "SessionDurableObject" | "TenantDurableObject" | "TenantRegistryDurableObject";
   }
   interface Env {
     SESSIONS: import("../../src/config/env.ts").Env["SESSIONS"];
+    TENANTS: import("../../src/config/env.ts").Env["TENANTS"];
   }
 }
