@@ -31,10 +31,12 @@ CREATE TABLE IF NOT EXISTS usage (
   output_tokens INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (day, model, key_id, status)
 ) WITHOUT ROWID;
--- turn_minutes: turns started per minute (epoch minute), for turns_per_minute; old rows pruned.
+-- turn_minutes: turns admitted and their request bytes per minute (epoch minute), for
+-- turns_per_minute and request_bytes_per_minute; rows older than 5 minutes are pruned.
 CREATE TABLE IF NOT EXISTS turn_minutes (
   minute INTEGER PRIMARY KEY,
-  turns INTEGER NOT NULL
+  turns INTEGER NOT NULL,
+  bytes INTEGER NOT NULL
 );
 -- usage_sources: the highest outbox sequence number applied per session Durable Object, so a
 -- batch delivered twice (a flush retried after a lost reply) is counted once.

@@ -33,7 +33,7 @@ import type { CreateRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { checkSettingSizes } from "../protocol/size-limits.ts";
-import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import { validateTurnContext } from "./context-rules.ts";
@@ -53,6 +53,8 @@ import { streamTurn } from "./turn-stream.ts";
 export interface TurnScope {
   connId: string;
   tenant: string;
+  /** The API key the turn came with (src/tenancy/; `env` for a `DELTAGATE_API_KEYS` key), for the usage ledger. */
+  keyId?: string;
 }
 
 /** Collaborators of the engine. */
@@ -78,6 +80,12 @@ export interface TurnEngineDeps {
   importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
   /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
   mayContinue(owner: string, scope: TurnScope): boolean;
+  /**
+   * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
+   * when its store:false owner went away), synchronously after its terminal state was written, so
+   * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
+   */
+  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void;
 }
 
 /** What a turn ended with. */
@@ -132,8 +140,8 @@ export class TurnEngine {
     timer.lap("render");
     const upstream = await this.deps.upstreamFor(turn.prepared);
     timer.lap("stages");
-    if (request.generate === false) return this.warmUp(turn, upstream, sink);
-    return this.stream(turn, upstream, sink, signal, timer);
+    if (request.generate === false) return this.warmUp(turn, upstream, sink, scope);
+    return this.stream(turn, upstream, sink, signal, timer, scope);
   }
 
   /**
@@ -212,7 +220,7 @@ export class TurnEngine {
   }
 
   /** Step 4 (`generate: false`): a chainable node with the request's input and no model output. */
-  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink): TurnResult {
+  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink, scope: TurnScope): TurnResult {
     const { record } = turn;
     if (record.store) this.createRecord(turn);
     upstream.prewarm?.(turn.upstreamRequest);
@@ -221,14 +229,16 @@ export class TurnEngine {
     emitter.emit("response.created", { response: responseObject(record, []) });
     emitter.emit("response.in_progress", { response: responseObject(record, []) });
     if (!record.store) this.createRecord(turn); // after its events: see `stream`
-    emitter.complete({
+    const outcome: ResponseOutcome = {
       status: "completed",
       output: [],
       usage: ZERO_USAGE,
       error: null,
       incompleteDetails: null,
       completedAt: this.deps.now(),
-    });
+    };
+    emitter.complete(outcome);
+    this.deps.finished?.(scope, record, outcome);
     this.deps.live.end(record.id);
     return { responseId: record.id, failure: null };
   }
@@ -243,6 +253,7 @@ export class TurnEngine {
     sink: EventSink,
     signal: AbortSignal,
     timer: TurnTimer,
+    scope: TurnScope,
   ): Promise<TurnResult> {
     const { record } = turn;
     // store:true: the response is stored before it is announced, and its log exists from the
@@ -266,6 +277,7 @@ export class TurnEngine {
         this.deps.now,
       );
       if (result) timer.measure("commit", () => emitter.complete(result.outcome));
+      this.deps.finished?.(scope, record, result?.outcome ?? null);
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {

@@ -19,6 +19,10 @@ export interface ConnectionAttachment {
   openedAt: number;
   /** Per-stage timing events the client asked for at the upgrade (turn-timing.ts); absent: none. */
   timing?: TimingOptIn;
+  /** The API key the socket was opened with (src/tenancy/: usage by key, revocation). */
+  keyId?: string;
+  /** The tenant's socket lease, released on close (src/tenancy/socket-admission.ts). */
+  lease?: string;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */

@@ -30,6 +30,7 @@ import {
 } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
 import { newScopeId } from "./scope.ts";
 import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 
@@ -53,6 +54,8 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /** The caller's tenant snapshot (src/tenancy/tenant.ts) and the request's size, for its limits and usage. */
+  tenancy?: { tenant: Tenant; bytes: number };
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -84,7 +87,8 @@ export class HttpTransport {
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
-    const scope: TurnScope = { connId: newScopeId("http"), tenant };
+    const keyId = options.tenancy?.tenant.keyId;
+    const scope: TurnScope = { connId: newScopeId("http"), tenant, ...(keyId ? { keyId } : {}) };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };

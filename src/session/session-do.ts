@@ -6,7 +6,8 @@
  * around each turn's upstream (`createTurnPipeline`, src/pipeline/), frames (`WebSocketTransport`),
  * HTTP (`HttpTransport`, reached through one RPC method per route of the Worker's route table),
  * sockets (`ConnectionRegistry`), live responses (`LiveRegistry`), upstreams (`UpstreamRouter`;
- * warmed when a client connects, kept warm by `ClientPresence`).
+ * warmed when a client connects, kept warm by `ClientPresence`), the tenant's limits and usage
+ * (`SessionTenancy`, src/tenancy/).
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`).
  * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
  * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket, the
@@ -36,6 +37,7 @@ import { SessionSafety } from "../safety/session-safety.ts";
 import type { ChainRow } from "../safety/verdict-cache.ts";
 import { ConversationStore, type ResponseRecord } from "../store/conversation-store.ts";
 import { claimTenant, ownerTenant } from "../store/session-meta.ts";
+import { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { responseOwner } from "../util/ids.ts";
@@ -92,6 +94,8 @@ export class SessionDurableObject extends DurableObject<Env> {
   private readonly router: UpstreamRouter;
   /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
   private readonly presence: ClientPresence;
+  /** The tenant's limits, settings and usage ledger, seen from this session (src/tenancy/). */
+  private readonly tenancy: SessionTenancy;
   /** The latest warm-up on connect: settles once its upstream connection is open or failed. */
   warming: Promise<void> = Promise.resolve();
   /**
@@ -123,8 +127,15 @@ export class SessionDurableObject extends DurableObject<Env> {
     const router = new UpstreamRouter(this.config.routes, (route) => createAdapter(route, adapterDefaults));
     this.router = router;
     const window = new ContextWindow(this.store);
+    this.tenancy = new SessionTenancy({
+      ctx,
+      env,
+      config: this.config,
+      tenant: () => ownerTenant(ctx.storage.sql),
+      sockets: () => ctx.getWebSockets().map((ws) => ({ ws, attachment: attachmentOf(ws) })),
+    });
     this.safety = new SessionSafety({
-      settings: this.config.safety,
+      settings: this.tenancy.safety,
       sql: ctx.storage.sql,
       tenant: () => ownerTenant(ctx.storage.sql),
       ai: env.AI ?? null,
@@ -145,6 +156,10 @@ export class SessionDurableObject extends DurableObject<Env> {
       live: this.live,
       importRemote: (id, scope) => this.importRemote(id, scope),
       mayContinue: (owner, scope) => mayContinue(owner, scope.connId, this.config.storeFalseGraceMs),
+      finished: (scope, record, outcome) => {
+        this.tenancy.finished(scope, record, outcome);
+        ctx.waitUntil(this.scheduleAlarm()); // the outbox's flush deadline
+      },
     });
     const shared = {
       engine,
@@ -157,6 +172,7 @@ export class SessionDurableObject extends DurableObject<Env> {
       ...shared,
       maxConnectionMs: this.config.maxConnectionMs,
       redactor: this.config.redactor,
+      admit: (_conn, request, bytes) => this.tenancy.admit(request, bytes),
     });
     this.http = new HttpTransport({
       ...shared,
@@ -191,6 +207,7 @@ export class SessionDurableObject extends DurableObject<Env> {
           sessionId,
           openedAt: Date.now(),
           ...(wantsTiming(timing) ? { timing } : {}),
+          ...this.tenancy.upgraded(request.headers),
         });
         this.presence.opened(connId);
         this.warmUpstream(modelHint(request.headers));
@@ -208,7 +225,11 @@ export class SessionDurableObject extends DurableObject<Env> {
       // Routed here by another tenant's previous_response_id: not found, like every foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
-      () => this.http.create(request, tenant, options),
+      () => {
+        const refused = this.tenancy.admit(request, options.tenancy?.bytes ?? 0, options.tenancy?.tenant);
+        if (refused) throw refused;
+        return this.http.create(request, tenant, options);
+      },
     );
   }
 
@@ -300,6 +321,7 @@ export class SessionDurableObject extends DurableObject<Env> {
     }
     this.purgeScopes();
     this.store.expireBefore(Date.now() - this.config.retentionMs);
+    await this.tenancy.flush(); // usage the session has not reported yet (no loss on eviction)
     await this.scheduleAlarm();
   }
 
@@ -400,7 +422,9 @@ export class SessionDurableObject extends DurableObject<Env> {
   private release(ws: WebSocket): void {
     const conn = this.connections.remove(ws);
     for (const sink of conn?.sinks.values() ?? []) this.live.detachEverywhere(sink);
-    const connId = conn?.attachment.connId ?? attachmentOf(ws)?.connId;
+    const attachment = conn?.attachment ?? attachmentOf(ws);
+    this.tenancy.released(attachment);
+    const connId = attachment?.connId;
     if (!connId) return;
     this.presence.closed(connId);
     this.releaseScope(connId);
@@ -463,6 +487,8 @@ export class SessionDurableObject extends DurableObject<Env> {
     if (oldest !== null) earliest = Math.min(earliest, oldest + this.config.retentionMs);
     const released = this.store.scopes.earliest();
     if (released !== null) earliest = Math.min(earliest, released + this.config.storeFalseGraceMs);
+    const usage = this.tenancy.deadline();
+    if (usage !== null) earliest = Math.min(earliest, usage);
     if (earliest === Number.POSITIVE_INFINITY) return;
     if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
     if (this.alarmAt === null || this.alarmAt > earliest) {

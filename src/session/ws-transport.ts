@@ -5,7 +5,8 @@
  *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
  *   (413 `request_too_large`) before it is parsed;
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
- *   which they get 429 `websocket_queue_full`;
+ *   which they get 429 `websocket_queue_full`, and pass the tenant's limits (`admit`, 429
+ *   `rate_limit_exceeded`);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
  */
@@ -101,6 +102,11 @@ export interface WebSocketTransportDeps {
   now(): number;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /**
+   * The tenant's admission of a create the connection has room for (src/tenancy/tenant-gate.ts):
+   * null to run it, else the error to send (429 over a tenant limit; the socket stays open).
+   */
+  admit?(conn: Connection, request: CreateRequest, bytes: number): ApiError | null;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -112,8 +118,10 @@ export class WebSocketTransport {
   private readonly redactor: SecretRedactor;
   private readonly now: () => number;
   private readonly turnLog: boolean;
+  private readonly admit: WebSocketTransportDeps["admit"];
 
   constructor(deps: WebSocketTransportDeps) {
+    this.admit = deps.admit;
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -207,7 +215,7 @@ export class WebSocketTransport {
     timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
-    const rejected = conn.lanes.admit(streamId, bytes);
+    const rejected = conn.lanes.admit(streamId, bytes) ?? this.admit?.(conn, request, bytes) ?? null;
     if (rejected) {
       this.sendError(conn, rejected, streamId);
       return;

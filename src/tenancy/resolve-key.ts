@@ -66,7 +66,7 @@ function legacyTenant(id: string): Tenant {
       sessions_per_key: null,
       turns_per_minute: null,
       tokens_per_day: null,
-      max_request_bytes: null,
+      request_bytes_per_minute: null,
     },
     settings: {},
     ownUpstreamKey: false,

@@ -24,13 +24,21 @@ import {
   type TenantLimits,
   type TenantSettings,
 } from "./tenant.ts";
-import { type KeyRecord, TenantStore, type UsageEntry, type UsageRow } from "./tenant-store.ts";
+import {
+  type Admitted,
+  type KeyRecord,
+  TenantStore,
+  type UsageEntry,
+  type UsageRow,
+} from "./tenant-store.ts";
 
 /** What a session reports to its tenant (tenant-gate.ts). */
 export interface SyncReport {
   /** The session Durable Object's id (exactly-once per source). */
   source: string;
   entries: UsageEntry[];
+  /** Turns admitted since the last sync, by minute (turns_per_minute, request_bytes_per_minute). */
+  admitted: Admitted[];
   /** Keys of the session's open sockets, to learn which were revoked. */
   keyIds: string[];
 }
@@ -44,6 +52,7 @@ export interface SyncReply {
   settings: TenantSettings;
   minute: number;
   turnsThisMinute: number;
+  bytesThisMinute: number;
   day: string;
   tokensToday: number;
   revoked: string[];
@@ -92,6 +101,7 @@ export class TenantDurableObject extends DurableObject<Env> {
   sync(report: SyncReport): SyncReply {
     const now = Date.now();
     const applied = this.store.applyUsage(report.source, report.entries, now);
+    this.store.addAdmitted(report.admitted, now);
     const row = this.store.tenant();
     const minute = minuteOf(now);
     const day = dayOf(now);
@@ -102,6 +112,7 @@ export class TenantDurableObject extends DurableObject<Env> {
       settings: row?.settings ?? {},
       minute,
       turnsThisMinute: counters.turns,
+      bytesThisMinute: counters.bytes,
       day,
       tokensToday: counters.tokens,
       revoked: this.store.revokedAmong(report.keyIds),

@@ -22,13 +22,18 @@ export interface UsageEntry {
   seq: number;
   /** UTC day, `YYYY-MM-DD`. */
   day: string;
-  /** Epoch minute the turn started in. */
-  minute: number;
   model: string;
   keyId: string;
   status: string;
   inputTokens: number;
   outputTokens: number;
+}
+
+/** Turns a session admitted in one minute, and their request bytes. */
+export interface Admitted {
+  minute: number;
+  turns: number;
+  bytes: number;
 }
 
 /** A row of the ledger, summed by day, model and status. */
@@ -208,10 +213,6 @@ export class TenantStore {
           entry.inputTokens,
           entry.outputTokens,
         );
-        this.sql.exec(
-          "INSERT INTO turn_minutes (minute, turns) VALUES (?, 1) ON CONFLICT (minute) DO UPDATE SET turns = turns + 1",
-          entry.minute,
-        );
         applied = Math.max(applied, entry.seq);
       }
       if (applied !== last || entries.length === 0) {
@@ -222,16 +223,31 @@ export class TenantStore {
           now,
         );
       }
-      this.sql.exec("DELETE FROM turn_minutes WHERE minute < ?", Math.floor(now / 60_000) - 5);
       return applied;
     });
   }
 
-  /** Turns counted in `minute` and tokens counted on `day`, tenant-wide. */
-  counters(minute: number, day: string): { turns: number; tokens: number } {
-    const turns =
-      this.sql.exec<{ turns: number }>("SELECT turns FROM turn_minutes WHERE minute = ?", minute).toArray()[0]
-        ?.turns ?? 0;
+  /** Adds turns admitted (and their request bytes) to their minutes; prunes old minutes. */
+  addAdmitted(admitted: readonly Admitted[], now: number): void {
+    for (const { minute, turns, bytes } of admitted) {
+      this.sql.exec(
+        "INSERT INTO turn_minutes (minute, turns, bytes) VALUES (?, ?, ?) ON CONFLICT (minute) DO UPDATE SET turns = turns + excluded.turns, bytes = bytes + excluded.bytes",
+        minute,
+        turns,
+        bytes,
+      );
+    }
+    this.sql.exec("DELETE FROM turn_minutes WHERE minute < ?", Math.floor(now / 60_000) - 5);
+  }
+
+  /** Turns and request bytes counted in `minute` and tokens counted on `day`, tenant-wide. */
+  counters(minute: number, day: string): { turns: number; bytes: number; tokens: number } {
+    const row = this.sql
+      .exec<{ turns: number; bytes: number }>(
+        "SELECT turns, bytes FROM turn_minutes WHERE minute = ?",
+        minute,
+      )
+      .toArray()[0];
     const tokens =
       this.sql
         .exec<{ n: number | null }>(
@@ -239,7 +255,7 @@ export class TenantStore {
           day,
         )
         .toArray()[0]?.n ?? 0;
-    return { turns, tokens };
+    return { turns: row?.turns ?? 0, bytes: row?.bytes ?? 0, tokens };
   }
 
   /** The ledger from `since` (a UTC day) on, by day, model and status. */

@@ -22,8 +22,8 @@ export const tenantLimitsSchema = z
     turns_per_minute: z.number().int().positive().nullable(),
     /** Input + output tokens per UTC day, from each response's usage (soft cap: checked before a turn). */
     tokens_per_day: z.number().int().positive().nullable(),
-    /** Bytes of one request (HTTP body, WebSocket frame); below the deployment's 24 MiB. */
-    max_request_bytes: z.number().int().positive().nullable(),
+    /** Bytes of requests (HTTP bodies, `response.create` frames) per minute across the tenant (approximate, as turns). */
+    request_bytes_per_minute: z.number().int().positive().nullable(),
   })
   .partial()
   .strict();
@@ -36,7 +36,7 @@ export const NO_LIMITS: TenantLimits = {
   sessions_per_key: null,
   turns_per_minute: null,
   tokens_per_day: null,
-  max_request_bytes: null,
+  request_bytes_per_minute: null,
 };
 
 /** A change of limits: a number sets one, null lifts it, absent keeps it. */

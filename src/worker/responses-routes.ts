@@ -10,15 +10,19 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
+import { parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
-import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
+import { errorResponse } from "../protocol/error-rendering.ts";
+import { ApiError, invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
+import { utf8Length } from "../protocol/size-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
+import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { responseOwner } from "../util/ids.ts";
 import { sessionIdOf } from "./session-id.ts";
@@ -90,9 +94,10 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
  * @throws {ApiError} 413 `request_too_large`; 415/400 for a compressed body of an unknown encoding
  *   or a corrupt one; 400 `invalid_json`, a field error, or a WebSocket-only field.
  */
-async function createBody(request: Request): Promise<CreateRequest> {
+async function createBody(request: Request): Promise<{ request: CreateRequest; bytes: number }> {
   // Depth-limited before JSON.parse (src/protocol/json-limits.ts): deep nesting is a 400, never a stack overflow.
-  const body = parseClientJson(await readBodyText(request));
+  const text = await readBodyText(request);
+  const body = parseClientJson(text);
   const parsed = createRequest.safeParse(body);
   if (!parsed.success) throw zodToApiError(parsed.error);
   for (const field of ["stream_id", "generate"] as const) {
@@ -104,18 +109,26 @@ async function createBody(request: Request): Promise<CreateRequest> {
       );
     }
   }
-  return parsed.data;
+  return { request: parsed.data, bytes: utf8Length(text) };
 }
 
-/** `GET /v1/responses` + `Upgrade: websocket`: the session's Durable Object accepts the socket. */
-export function upgrade(c: Context<AppEnv>): Promise<Response> {
+/**
+ * `GET /v1/responses` + `Upgrade: websocket`: the tenant's socket limits are checked first (429
+ * with `retry-after`, never upgraded: src/tenancy/socket-admission.ts), then the session's
+ * Durable Object accepts the socket.
+ */
+export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   const tenant = c.get("tenant");
   const sessionId = sessionIdOf(c.req.raw);
+  const config = parseConfig(c.env);
+  const admitted = await admitSocket(c.env.TENANTS, c.get("principal"), sessionId, config.maxConnectionMs);
+  if (admitted instanceof ApiError) return errorResponse(admitted, config.redactor);
   const headers = new Headers(c.req.raw.headers);
   headers.delete("authorization");
   headers.delete("api-key");
   headers.set(TENANT_HEADER, tenant);
   headers.set(SESSION_HEADER, sessionId);
+  headers.set(TENANCY_HEADER, JSON.stringify(admitted));
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
   return stub.fetch(new Request(c.req.url, { method: "GET", headers }));
 }
@@ -123,10 +136,14 @@ export function upgrade(c: Context<AppEnv>): Promise<Response> {
 /** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const startedAt = performance.now();
-  const request = await createBody(c.req.raw);
+  const { request, bytes } = await createBody(c.req.raw);
   // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
-  const options = { parseMs: performance.now() - startedAt, ...(wantsTiming(timing) ? { timing } : {}) };
+  const options = {
+    parseMs: performance.now() - startedAt,
+    ...(wantsTiming(timing) ? { timing } : {}),
+    tenancy: { tenant: c.get("principal"), bytes },
+  };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;
   if (previous) {
