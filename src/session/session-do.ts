@@ -196,7 +196,8 @@ export class SessionDurableObject extends DurableObject<Env> {
       tenant,
       "claim",
       () => invalidRequest("This session cannot be opened with this key."),
-      () => {
+      async () => {
+        const keys = await this.tenancy.upgrading(request.headers);
         const { 0: client, 1: server } = new WebSocketPair();
         const connId = newScopeId("socket");
         this.ctx.acceptWebSocket(server, [connId]);
@@ -207,7 +208,7 @@ export class SessionDurableObject extends DurableObject<Env> {
           sessionId,
           openedAt: Date.now(),
           ...(wantsTiming(timing) ? { timing } : {}),
-          ...this.tenancy.upgraded(request.headers),
+          ...keys,
         });
         this.presence.opened(connId);
         this.warmUpstream(modelHint(request.headers));
@@ -225,8 +226,9 @@ export class SessionDurableObject extends DurableObject<Env> {
       // Routed here by another tenant's previous_response_id: not found, like every foreign id.
       () =>
         parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant."),
-      () => {
-        const refused = this.tenancy.admit(request, options.tenancy?.bytes ?? 0, options.tenancy?.tenant);
+      async () => {
+        const { bytes = 0, tenant: snapshot } = options.tenancy ?? {};
+        const refused = await this.tenancy.admitHttp(request, bytes, snapshot);
         if (refused) throw refused;
         return this.http.create(request, tenant, options);
       },

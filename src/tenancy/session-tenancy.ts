@@ -64,12 +64,32 @@ export class SessionTenancy {
     });
   }
 
-  /** An accepted upgrade: takes the Worker's snapshot; returns what the socket's attachment keeps. */
-  upgraded(headers: Headers): SocketKeys {
+  /**
+   * An upgrade about to be accepted: takes the Worker's snapshot and, when the tenant has counting
+   * limits and this session has no tenant-wide counts yet, syncs first (one round trip per cold
+   * session, on the upgrade, not on a turn).
+   * @returns what the socket's attachment keeps.
+   */
+  async upgrading(headers: Headers): Promise<SocketKeys> {
     const tenancy = socketTenancyOf(headers);
     if (!tenancy) return {};
     this.gate.observe(tenancy.tenant);
+    if (this.gate.needsView()) await this.gate.flush();
     return { keyId: tenancy.tenant.keyId, ...(tenancy.lease ? { lease: tenancy.lease } : {}) };
+  }
+
+  /**
+   * Admits an HTTP create: as `admit`, after a sync when this session has no tenant-wide counts
+   * yet (a new HTTP chain lands in a new session: without it, each would start from zero).
+   */
+  async admitHttp(
+    request: CreateRequest,
+    bytes: number,
+    tenant: Tenant | undefined,
+  ): Promise<ApiError | null> {
+    if (tenant) this.gate.observe(tenant);
+    if (this.gate.needsView()) await this.gate.flush();
+    return this.admit(request, bytes);
   }
 
   /** A socket closed: its lease goes back to the tenant. */
@@ -91,8 +111,7 @@ export class SessionTenancy {
    * aliases.
    * @returns null, or the error to report instead of running it.
    */
-  admit(request: CreateRequest, bytes: number, tenant?: Tenant): ApiError | null {
-    if (tenant) this.gate.observe(tenant);
+  admit(request: CreateRequest, bytes: number): ApiError | null {
     const verdict = this.gate.admit(request.model, bytes);
     if ("error" in verdict) return verdict.error;
     request.model = verdict.model;

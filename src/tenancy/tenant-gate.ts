@@ -91,6 +91,20 @@ export class TenantGate {
   }
 
   /**
+   * Whether the gate must sync before it can admit exactly enough: it has no tenant-wide counts
+   * yet and the tenant has a limit that counts (turns, bytes, tokens).
+   */
+  needsView(): boolean {
+    const limits = this.limits;
+    if (this.view !== null || !this.deps.tenants || !limits) return false;
+    return (
+      limits.turns_per_minute !== null ||
+      limits.request_bytes_per_minute !== null ||
+      limits.tokens_per_day !== null
+    );
+  }
+
+  /**
    * Admits a turn of `model` whose request is `bytes` long, or returns why not. On admission the
    * model may be rewritten by the tenant's aliases (returned as `model`).
    */

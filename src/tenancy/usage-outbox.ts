@@ -48,9 +48,8 @@ export class UsageOutbox {
     this.oldest ??= at;
   }
 
-  /** The oldest rows, up to `OUTBOX_BATCH`. */
+  /** The oldest rows, up to `OUTBOX_BATCH` (read from storage: what any instance wrote). */
   batch(): UsageEntry[] {
-    if (this.waiting === 0) return [];
     return this.sql
       .exec<{
         seq: number;
@@ -75,7 +74,6 @@ export class UsageOutbox {
 
   /** Deletes the rows the tenant applied (seq ≤ `applied`). */
   ack(applied: number): void {
-    if (this.waiting === 0) return;
     this.sql.exec("DELETE FROM usage_outbox WHERE seq <= ?", applied);
     const row = this.sql
       .exec<{ n: number; at: number | null }>("SELECT COUNT(*) AS n, MIN(at) AS at FROM usage_outbox")
