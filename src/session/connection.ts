@@ -36,6 +36,8 @@ export class Connection {
   readonly sinks = new Map<string, EventSink>();
   /** When this socket's last turn ended (`performance.now()`), for the client's think time. */
   lastDoneAt: number | null = null;
+  /** Its `websocket_queue_full` error frame, rendered on first use (ws-transport.ts, floods). */
+  queueFullFrame: string | undefined;
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {
     this.ws = ws;

@@ -90,6 +90,15 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   return null;
 }
 
+/**
+ * Whether a frame is, by its first bytes, a `response.create` of the default lane: it starts with
+ * the `type` member (as every SDK writes it) and names no `stream_id` anywhere. A frame it misses
+ * takes the ordinary path; a malformed frame it matches is refused as the create it claims to be.
+ */
+export function isDefaultLaneCreate(frame: string): boolean {
+  return /^\s*\{\s*"type"\s*:\s*"response\.create"/.test(frame) && !frame.includes('"stream_id"');
+}
+
 /** Collaborators of the WebSocket transport. */
 export interface WebSocketTransportDeps {
   engine: TurnEngine;
@@ -136,11 +145,18 @@ export class WebSocketTransport {
    * and the returned promise of that run is handed to `track` (e.g. `ctx.waitUntil`).
    */
   onMessage(conn: Connection, frame: string | ArrayBuffer, track: (p: Promise<unknown>) => void): void {
-    const timer = new TurnTimer();
     if (this.expired(conn)) {
       this.closeForLifetime(conn);
       return;
     }
+    // A flood (issue #19): while the connection's queue is full, a default-lane create is refused
+    // before it is parsed, with the error rendered once, so each frame of a flood costs its
+    // sender's session a prefix test and a send, and the runtime's thread stays free for others.
+    if (conn.lanes.full && typeof frame === "string" && isDefaultLaneCreate(frame)) {
+      sendText(conn.ws, this.queueFullFrame(conn));
+      return;
+    }
+    const timer = new TurnTimer();
     // Measured before parsing, so an oversized frame costs no parse (src/protocol/size-limits.ts).
     const bytes = typeof frame === "string" ? utf8Length(frame) : frame.byteLength;
     if (bytes > MAX_REQUEST_BYTES) {
@@ -288,6 +304,12 @@ export class WebSocketTransport {
    */
   private signalFor(conn: Connection, request: CreateRequest): AbortSignal {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
+  }
+
+  /** The `websocket_queue_full` frame of the default lane, rendered once per connection. */
+  private queueFullFrame(conn: Connection): string {
+    conn.queueFullFrame ??= JSON.stringify(errorEvent(conn.lanes.queueFullError, this.redactor, null));
+    return conn.queueFullFrame;
   }
 
   /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
