@@ -28,6 +28,12 @@ export const LOCAL_ADMIN_KEY = "dg-local-admin-key";
 /** The local control-plane secret: signs minted keys, seals tenants' upstream keys. Never deploy it. */
 export const LOCAL_CONTROL_SECRET = "deltagate-local-control-secret";
 
+/**
+ * The local development key of Deltagate's own compaction items (`COMPACTION_KEY`, README
+ * "Compaction"): a fixed value, so items survive a restart of `npm start`. Never use it deployed.
+ */
+export const LOCAL_COMPACTION_KEY = "dg-local-dev-compaction-key";
+
 /** The repository root (this file lives in `scripts/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -254,6 +260,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
     MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",
+    COMPACTION_KEY: LOCAL_COMPACTION_KEY,
     ...options.vars,
   };
   // The env file holds secrets: private dir, mode 0600, removed by stop().

@@ -5,7 +5,7 @@
 import { z } from "zod";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
-import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
+import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -55,6 +55,8 @@ export interface Config {
   storeFalseGraceMs: number;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
+  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
+  compactionKeys: readonly string[];
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -67,9 +69,6 @@ const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
 export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
 export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
-
-/** Default idle time before a warm upstream WebSocket is closed, in ms. */
-export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
 
 const keyPair = z
   .string()
@@ -201,6 +200,10 @@ export function parseConfig(env: Env): Config {
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
     turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
+    compactionKeys: (env.COMPACTION_KEY ?? "")
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
   };
   cache.set(env, config);
   return config;

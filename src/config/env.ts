@@ -1,22 +1,14 @@
 /**
  * The Worker's bindings and variables, as declared in wrangler.toml, .dev.vars and secrets.
- * Every value arrives as an untrusted string; `parseConfig` turns them into a typed `Config`.
+ * Every value arrives as an untrusted string; `parseConfig` turns them into a typed `Config`. The
+ * session Durable Object namespace binding (`SESSIONS`) is typed where its class lives
+ * (src/session/session-do.ts `SessionEnv`), so this layer imports nothing above it.
  * Source: https://developers.cloudflare.com/workers/configuration/environment-variables/
  */
-import type { SessionDurableObject } from "../session/session-do.ts";
-import type { TenantRegistryDurableObject } from "../tenancy/registry-do.ts";
-import type { TenantDurableObject } from "../tenancy/tenant-do.ts";
-
 /** Raw environment of the Worker and of each session Durable Object. */
 export interface Env {
   /** Secret bindings named by `UPSTREAMS[].api_key_var` are read by name. */
   [binding: string]: unknown;
-  /** Durable Object namespace binding: one instance per (tenant, session). */
-  SESSIONS: DurableObjectNamespace<SessionDurableObject>;
-  /** Durable Object namespace binding: one instance per tenant, the control plane (src/tenancy/). */
-  TENANTS?: DurableObjectNamespace<TenantDurableObject>;
-  /** Durable Object namespace binding: the list of tenants, for the admin API only. */
-  TENANT_REGISTRY?: DurableObjectNamespace<TenantRegistryDurableObject>;
   /** OpenAI-compatible base URL including `/v1`, e.g. `https://api.openai.com/v1`. */
   UPSTREAM_BASE_URL?: string;
   /** Secret bearer token sent upstream; never logged or echoed. */
@@ -77,6 +69,12 @@ export interface Env {
   SAFETY_BATCH_MAX_TEXTS?: string;
   /** Accounting log lines: `all`, `notable` (default) or `off`. */
   SAFETY_LOG?: string;
+  /**
+   * Secret: the key(s) Deltagate seals its own compaction items with (AES-GCM, src/compaction/),
+   * comma-separated, current first; older ones still open items (rotation). Unset: Deltagate's own
+   * compaction answers 503 `compaction_unavailable`.
+   */
+  COMPACTION_KEY?: string;
   /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
   AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

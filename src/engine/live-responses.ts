@@ -9,9 +9,12 @@
  *   subscriber it is cancelled (the upstream request is aborted and the response is stored as
  *   `cancelled`);
  * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`);
- * - a finished response is replayed from its persisted log (`loggedEventsAfter`).
+ * - a finished response is replayed from its persisted log (`loggedEventsAfter`); `replay` is the
+ *   one resumption both transports use (WebSocket `deltagate.response.resume`, HTTP `GET` with
+ *   `stream`): the live response when it runs here, else the persisted log.
  * Invariant: a response is in the registry exactly while its turn runs.
  */
+import { eventLogUnavailable } from "../protocol/errors.ts";
 import { endsStream, type ServerEvent } from "../protocol/server-events.ts";
 import type { EventSink } from "./event-sink.ts";
 
@@ -96,6 +99,11 @@ export class LiveResponse {
     return true;
   }
 
+  /** Whether `sink` receives this response's events. */
+  serves(sink: EventSink): boolean {
+    return this.subscribers.has(sink);
+  }
+
   /** Removes a subscriber; the last one leaving starts the abandonment grace period. */
   detach(sink: EventSink): void {
     if (!this.subscribers.delete(sink) || this.subscribers.size > 0 || !this.abandonable) return;
@@ -150,6 +158,38 @@ export class LiveRegistry {
   /** The live response with this id, if it is running in this instance. */
   get(id: string): LiveResponse | undefined {
     return this.live.get(id);
+  }
+
+  /**
+   * Sends `sink` the events of response `id` after `startingAfter` (-1 = all): when it runs here,
+   * the logged ones and then the live ones as they come; else those of its persisted log (`log`,
+   * read only then). The caller has checked that the response is visible to its client.
+   * @returns the live response `sink` now follows (detach it when the client goes away), or null
+   *   when the whole stream was sent from the persisted log.
+   * @throws {ApiError} 409 `event_log_unavailable` when the events cannot be sent complete (the
+   *   live log overflowed, or no log was persisted: store:false, or it outgrew its limit).
+   */
+  replay(
+    id: string,
+    startingAfter: number,
+    sink: EventSink,
+    log: () => readonly ServerEvent[] | null,
+  ): LiveResponse | null {
+    const live = this.live.get(id);
+    if (live) {
+      if (!live.subscribe(sink, startingAfter)) throw eventLogUnavailable(id);
+      return live;
+    }
+    const events = log();
+    if (!events) throw eventLogUnavailable(id);
+    for (const event of loggedEventsAfter(events, startingAfter)) sink.send(event);
+    return null;
+  }
+
+  /** The ids of the live responses any of `sinks` receives (for log lines). */
+  idsServing(sinks: Iterable<EventSink>): string[] {
+    const all = [...sinks];
+    return [...this.live.values()].filter((r) => all.some((sink) => r.serves(sink))).map((r) => r.id);
   }
 
   /** Detaches a sink from every live response (its client went away). */

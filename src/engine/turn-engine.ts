@@ -2,11 +2,13 @@
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
  * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
  * each:
- *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
- *      the tenant within the grace window; imported from another session of the tenant when needed);
- *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
- *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
- *      pairing over both, the record;
+ *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
+ *      store:true within retention; store:false its own socket, or another socket of the tenant
+ *      within the grace window; imported from another session of the tenant when needed);
+ *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
+ *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
+ *      items that never finished, history-repair.ts; from the chain's latest compaction output
+ *      on, src/compaction/compaction-items.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
@@ -24,6 +26,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
+import { fromWindowStart, splitTrigger } from "../compaction/compaction-items.ts";
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
@@ -78,8 +81,16 @@ export interface TurnEngineDeps {
    * `scope` (it stays store:false here, owned by `scope`). Resolves false when it is not found.
    */
   importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
-  /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
-  mayContinue(owner: string, scope: TurnScope): boolean;
+  /**
+   * Whether `scope` may continue `parent` now: the session's one visibility rule
+   * (src/session/visibility.ts: retention of store:true, scopes of store:false).
+   */
+  mayContinue(parent: ResponseRecord, scope: TurnScope): boolean;
+  /**
+   * Logs an unexpected failure of a turn's stream with the response's id (the session adds its
+   * own and redacts the line: src/session/failure-log.ts).
+   */
+  logFailure(where: string, responseId: string, cause: unknown): void;
   /**
    * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
    * when its store:false owner went away), synchronously after its terminal state was written, so
@@ -134,7 +145,7 @@ export class TurnEngine {
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const parent = await this.resolveParent(request, scope);
+    const parent = await this.resolveParent(request.previous_response_id ?? null, scope);
     timer.lap("state");
     const turn = this.prepareContext(request, parent, scope, timer);
     timer.lap("render");
@@ -148,13 +159,12 @@ export class TurnEngine {
    * Step 1: the response `previous_response_id` names, visible to `scope` and finished.
    * @throws {ApiError} `previous_response_not_found` / `previous_response_in_progress`.
    */
-  private async resolveParent(request: CreateRequest, scope: TurnScope): Promise<ResponseRecord | null> {
+  private async resolveParent(parentId: string | null, scope: TurnScope): Promise<ResponseRecord | null> {
     const { store } = this.deps;
-    const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
     if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
-    if (!parent || (parent.connId !== null && !this.deps.mayContinue(parent.connId, scope))) {
+    if (!parent || !this.deps.mayContinue(parent, scope)) {
       throw previousResponseNotFound(parentId);
     }
     if (parent.status === "in_progress" || parent.status === "queued") {
@@ -168,6 +178,21 @@ export class TurnEngine {
   }
 
   /**
+   * The history a request with `previous_response_id` continues, as a turn would send it (visible
+   * to `scope`, repaired, from its latest compaction output on): for the endpoints that read a
+   * context without running a turn (`/v1/responses/compact`, `/v1/responses/input_tokens`).
+   * @throws {ApiError} as step 1.
+   */
+  async historyFor(
+    previousResponseId: string | null,
+    input: readonly StoredItem[],
+    scope: TurnScope,
+  ): Promise<readonly StoredItem[]> {
+    const parent = await this.resolveParent(previousResponseId, scope);
+    return fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent)).items;
+  }
+
+  /**
    * Step 2: the input items, the full context (history + input) validated for tool pairing,
    * and the response record.
    * @throws {ApiError} 400 for an oversized item or a pairing violation.
@@ -178,9 +203,11 @@ export class TurnEngine {
     scope: TurnScope,
     timer: TurnTimer,
   ): Turn {
-    const input = inputItems(request);
-    // Without what interrupted or deleted turns left (history-repair.ts).
-    const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
+    // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/).
+    const { items: input, trigger } = splitTrigger(inputItems(request));
+    // Without what interrupted or deleted turns left (history-repair.ts), and from the chain's
+    // latest compaction output on (it replaces what came before it: compaction-items.ts).
+    const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
@@ -206,8 +233,15 @@ export class TurnEngine {
     return {
       record,
       input,
-      prepared: { responseId: record.id, request, context, timer },
+      prepared: {
+        responseId: record.id,
+        request,
+        context,
+        timer,
+        ...(trigger ? { compactionTrigger: true } : {}),
+      },
       upstreamRequest: {
+        ...(trigger ? { compactionTrigger: true } : {}),
         model: request.model,
         input: context.all.items,
         newInput: input,
@@ -275,6 +309,7 @@ export class TurnEngine {
         emitter,
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
+        (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       if (result) timer.measure("commit", () => emitter.complete(result.outcome));
       this.deps.finished?.(scope, record, result?.outcome ?? null);

@@ -10,37 +10,33 @@
  *   500;
  * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
  *   delete, input items (cursor paging), cancel.
- * Invariant: only store:true responses that have not expired are visible; everything else is
- * `Response with id '…' not found.` (404).
+ * Invariant: what the one visibility rule lets an HTTP caller `read` (visibility.ts: store:true
+ * responses within retention) is visible; everything else is `Response with id '…' not found.`
+ * (404).
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import {
-  ApiError,
-  eventLogUnavailable,
-  internalError,
-  invalidRequest,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
 import { newScopeId } from "./scope.ts";
 import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
+import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {
   engine: TurnEngine;
   store: ConversationStore;
   live: LiveRegistry;
-  /** store:true retention in ms: older responses are not found. */
-  retentionMs: number;
+  /** The one visibility rule's settings (visibility.ts): older responses are not found. */
+  visibility: VisibilitySettings;
   now(): number;
   /** Keeps a background promise alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
@@ -201,16 +197,11 @@ export class HttpTransport {
     const record = this.visible(id);
     if (!options.stream) return Response.json(responseObject(record, this.deps.store.items(id, "output")));
     const sse = new SseStream();
-    const live = this.deps.live.get(id);
-    if (live) {
-      if (!live.subscribe(sse, options.startingAfter)) throw eventLogUnavailable(id);
-      sse.onCancel(() => live.detach(sse));
-      return sse.response();
-    }
-    const log = this.deps.store.eventLogs.read(id);
-    if (!log) throw eventLogUnavailable(id);
-    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
-    sse.close();
+    const live = this.deps.live.replay(id, options.startingAfter, sse, () =>
+      this.deps.store.eventLogs.read(id),
+    );
+    if (live) sse.onCancel(() => live.detach(sse));
+    else sse.close();
     return sse.response();
   }
 
@@ -270,10 +261,10 @@ export class HttpTransport {
     return Response.json(responseObject(record, this.deps.store.items(id, "output")));
   }
 
-  /** A store:true response that has not expired, or a 404. */
+  /** The response, when the one visibility rule lets an HTTP caller read it, or a 404. */
   private visible(id: string): ResponseRecord {
     const record = this.deps.store.get(id);
-    if (!record?.store || record.createdAt < this.deps.now() - this.deps.retentionMs) {
+    if (!record || !maySee(record, null, "read", this.deps.now(), this.deps.visibility)) {
       throw responseNotFound(id);
     }
     return record;

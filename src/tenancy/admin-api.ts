@@ -11,17 +11,17 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { parseConfig } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidApiKey, invalidRequest } from "../protocol/errors.ts";
-import { presentedKey } from "../worker/auth.ts";
 import { safeEqual, TENANT_ID } from "./api-keys.ts";
+import { presentedKey } from "./presented-key.ts";
+import type { TenancyEnv } from "./tenancy-env.ts";
 import { tenantLimitsSchema, tenantSettingsSchema } from "./tenant.ts";
 import type { TenantDurableObject } from "./tenant-do.ts";
 import { sinceDay, usageBuckets } from "./usage-report.ts";
 
-type AdminEnv = { Bindings: Env };
+type AdminEnv = { Bindings: TenancyEnv };
 
 const createTenant = z.strictObject({
   id: z.string().regex(TENANT_ID, "letters, digits, '_', '.', '-' (1-64)"),
@@ -61,7 +61,7 @@ async function body<T extends z.ZodType>(c: Context<AdminEnv>, schema: T): Promi
   return parsed.data;
 }
 
-function tenants(env: Env): DurableObjectNamespace<TenantDurableObject> {
+function tenants(env: TenancyEnv): DurableObjectNamespace<TenantDurableObject> {
   if (!env.TENANTS)
     throw new ApiError(503, {
       type: "server_error",
@@ -73,7 +73,7 @@ function tenants(env: Env): DurableObjectNamespace<TenantDurableObject> {
 }
 
 /** The tenant's stub when it exists, else a 404. */
-async function existing(env: Env, id: string) {
+async function existing(env: TenancyEnv, id: string) {
   if (!TENANT_ID.test(id)) throw notFound(`Tenant '${id}'`);
   const stub = tenants(env).getByName(id);
   const info = await stub.info();
@@ -82,7 +82,7 @@ async function existing(env: Env, id: string) {
 }
 
 /** Every tenant: the registry's and those of `DELTAGATE_API_KEYS`. */
-async function tenantIds(env: Env): Promise<string[]> {
+async function tenantIds(env: TenancyEnv): Promise<string[]> {
   const listed = env.TENANT_REGISTRY ? await env.TENANT_REGISTRY.getByName("registry").list() : [];
   const fromEnv = [...new Set(parseConfig(env).apiKeys.values())];
   return [...new Set([...listed, ...fromEnv])];
@@ -184,7 +184,11 @@ export function adminApi(): Hono<AdminEnv> {
 }
 
 /** `GET /v1/usage?since=YYYY-MM-DD`: the calling tenant's own ledger, by day and model. */
-export async function tenantUsage(env: Env, tenant: string, since: string | undefined): Promise<Response> {
+export async function tenantUsage(
+  env: TenancyEnv,
+  tenant: string,
+  since: string | undefined,
+): Promise<Response> {
   const from = sinceDay(since, Date.now());
   const rows = env.TENANTS ? await env.TENANTS.getByName(tenant).usage(from) : [];
   return Response.json({ object: "list", tenant, since: from, data: usageBuckets(rows) });

@@ -8,10 +8,10 @@
  * ever valid, and no unknown key reaches the cache or the control plane.
  */
 import type { Config } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
 import { keyHash, parseKey, safeEqual, verifyTag } from "./api-keys.ts";
 import { controlKeys } from "./control-crypto.ts";
 import { KeyCache } from "./key-cache.ts";
+import type { TenancyEnv } from "./tenancy-env.ts";
 import type { Tenant } from "./tenant.ts";
 
 /** The isolate's cache (one per isolate, shared by every request it serves). */
@@ -26,7 +26,7 @@ const DUMMY = { tenant: "-", keyId: "000000000000", prefix: "-", signed: "-", ta
  */
 export async function resolveKey(
   key: string,
-  env: Env,
+  env: TenancyEnv,
   config: Config,
   track: (p: Promise<unknown>) => void = () => {},
 ): Promise<Tenant | null> {

@@ -9,19 +9,25 @@
  * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound).
  */
 import type { Config } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
 import type { TurnScope } from "../engine/turn-engine.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { errorEvent } from "../protocol/error-rendering.ts";
 import { type ApiError, invalidApiKey } from "../protocol/errors.ts";
 import type { SafetySettings } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
-import type { ConnectionAttachment } from "../session/connection.ts";
 import type { ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import { socketTenancyOf } from "./socket-admission.ts";
+import type { TenancyEnv } from "./tenancy-env.ts";
 import type { Tenant } from "./tenant.ts";
 import { TenantGate } from "./tenant-gate.ts";
 import { UsageOutbox } from "./usage-outbox.ts";
+
+/** What tenancy reads of a socket's attachment (src/session/connection.ts keeps these fields). */
+export interface TenancyAttachment {
+  tenant: string;
+  keyId?: string;
+  lease?: string;
+}
 
 /** The tenancy fields a socket's attachment keeps (connection.ts). */
 export interface SocketKeys {
@@ -32,12 +38,12 @@ export interface SocketKeys {
 /** Collaborators of a session's tenancy. */
 export interface SessionTenancyDeps {
   ctx: DurableObjectState;
-  env: Env;
+  env: TenancyEnv;
   config: Config;
   /** The session's owning tenant (null before its first request). */
   tenant(): string | null;
   /** The session's open sockets with their attachments. */
-  sockets(): { ws: WebSocket; attachment: ConnectionAttachment | null }[];
+  sockets(): { ws: WebSocket; attachment: TenancyAttachment | null }[];
 }
 
 /** Tenancy of one session Durable Object. */
@@ -93,7 +99,7 @@ export class SessionTenancy {
   }
 
   /** A socket closed: its lease goes back to the tenant. */
-  released(attachment: ConnectionAttachment | null | undefined): void {
+  released(attachment: TenancyAttachment | null | undefined): void {
     const lease = attachment?.lease;
     const tenant = attachment?.tenant;
     const tenants = this.deps.env.TENANTS;

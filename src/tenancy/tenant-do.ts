@@ -13,10 +13,10 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/rules-of-durable-objects/
  */
 import { DurableObject } from "cloudflare:workers";
-import type { Env } from "../config/env.ts";
 import { mintKey, TENANT_ID } from "./api-keys.ts";
 import { dayOf, minuteOf } from "./clock.ts";
 import { controlKeys, sealUpstreamKey } from "./control-crypto.ts";
+import type { TenancyEnv } from "./tenancy-env.ts";
 import {
   type LimitsPatch,
   patchLimits,
@@ -70,10 +70,10 @@ export interface TenantInfo {
 }
 
 /** One tenant's control-plane state. */
-export class TenantDurableObject extends DurableObject<Env> {
+export class TenantDurableObject extends DurableObject<TenancyEnv> {
   private readonly store: TenantStore;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: TenancyEnv) {
     super(ctx, env);
     this.store = new TenantStore(ctx.storage);
   }

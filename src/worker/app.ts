@@ -8,8 +8,9 @@
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
  *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
- * - the HTTP Responses API (`POST /v1/responses`, `GET|DELETE /v1/responses/{id}`,
- *   `…/input_items`, `…/cancel`), routed by responses-routes.ts.
+ * - the HTTP Responses API (`POST /v1/responses`, `POST /v1/responses/compact`,
+ *   `POST /v1/responses/input_tokens`, `GET|DELETE /v1/responses/{id}`, `…/input_items`,
+ *   `…/cancel`), routed by responses-routes.ts.
  * This is the only route table: the session Durable Object has no router of its own.
  * Errors are OpenAI's JSON envelope (src/protocol/error-rendering.ts).
  * Source: https://platform.openai.com/docs/api-reference/responses
@@ -23,6 +24,8 @@ import { authenticate } from "./auth.ts";
 import {
   type AppEnv,
   cancelResponse,
+  compactResponse,
+  countInputTokens,
   createResponse,
   deleteResponse,
   listInputItems,
@@ -77,6 +80,8 @@ export function createApp(): Hono<AppEnv> {
   app.get("/v1/usage", (c) => tenantUsage(c.env, c.get("tenant"), c.req.query("since")));
   app.get("/v1/responses", (c) => upgradeOr426(c));
   app.post("/v1/responses", (c) => createResponse(c));
+  app.post("/v1/responses/compact", (c) => compactResponse(c));
+  app.post("/v1/responses/input_tokens", (c) => countInputTokens(c));
   app.get("/v1/responses/:id", (c) => retrieveResponse(c));
   app.delete("/v1/responses/:id", (c) => deleteResponse(c));
   app.get("/v1/responses/:id/input_items", (c) => listInputItems(c));

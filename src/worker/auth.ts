@@ -6,25 +6,15 @@
  * or echoed.
  */
 import type { Config } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
+import { presentedKey } from "../tenancy/presented-key.ts";
 import { resolveKey } from "../tenancy/resolve-key.ts";
+import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-
-/** The key a request presents (`Authorization: Bearer …` first, then `api-key`), or null. */
-export function presentedKey(headers: Headers): string | null {
-  const auth = headers.get("authorization");
-  if (auth) {
-    const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (match?.[1]) return match[1].trim();
-  }
-  const apiKey = headers.get("api-key");
-  return apiKey ? apiKey.trim() : null;
-}
 
 /** The tenant of the presented key, or null when it is missing, unknown or revoked. */
 export async function authenticate(
   headers: Headers,
-  env: Env,
+  env: TenancyEnv,
   config: Config,
   track?: (p: Promise<unknown>) => void,
 ): Promise<Tenant | null> {

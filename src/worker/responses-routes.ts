@@ -5,22 +5,23 @@
  * (util/ids.ts), so `GET`/`DELETE`/`cancel`/`input_items` and `previous_response_id` on `POST`
  * reach the owner directly, with no lookup table; a new chain goes to the session named by the
  * session header or `?session=`, else a fresh one. Ids that are not Deltagate's, or not of this
- * namespace, are simply not found.
+ * namespace, are simply not found. `POST /v1/responses/compact` and `/v1/responses/input_tokens`
+ * read a context the same way (the owner of `previous_response_id`, else the named session).
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { Context } from "hono";
 import { z } from "zod";
 import { parseConfig } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
+import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
 import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
-import type { SessionDurableObject } from "../session/session-do.ts";
+import type { SessionDurableObject, SessionEnv } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
@@ -31,7 +32,7 @@ import { sessionIdOf } from "./session-id.ts";
  * Hono environment of the Worker: its bindings, and the tenant set by authentication (its id, and
  * the snapshot of its limits and settings, src/tenancy/tenant.ts).
  */
-export type AppEnv = { Bindings: Env; Variables: { tenant: string; principal: Tenant } };
+export type AppEnv = { Bindings: SessionEnv; Variables: { tenant: string; principal: Tenant } };
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 
@@ -63,7 +64,7 @@ export function sessionObjectName(tenant: string, sessionId: string): string {
 }
 
 /** The stub of the Durable Object that owns `responseId`, or null when the id is not routable. */
-function ownerStub(env: Env, responseId: string): SessionStub | null {
+function ownerStub(env: SessionEnv, responseId: string): SessionStub | null {
   const owner = responseOwner(responseId);
   if (!owner) return null;
   try {
@@ -153,6 +154,33 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   }
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionIdOf(c.req.raw)));
   return stub.createResponse(tenant, request, options);
+}
+
+/** The session a request reading a context goes to: the owner of `previous_response_id`, else the named/new one. */
+function contextStub(c: Context<AppEnv>, previous: string | null | undefined): SessionStub {
+  if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionIdOf(c.req.raw)));
+  const stub = ownerStub(c.env, previous);
+  if (!stub) throw previousResponseNotFound(previous);
+  return stub;
+}
+
+/** The body of a unary endpoint, within the request size limit, validated by `schema`. */
+async function unaryBody<T extends z.ZodType>(request: Request, schema: T): Promise<z.infer<T>> {
+  const parsed = schema.safeParse(parseClientJson(await readBodyText(request)));
+  if (!parsed.success) throw zodToApiError(parsed.error);
+  return parsed.data;
+}
+
+/** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */
+export async function compactResponse(c: Context<AppEnv>): Promise<Response> {
+  const request = await unaryBody(c.req.raw, compactRequest);
+  return contextStub(c, request.previous_response_id).compactResponse(c.get("tenant"), request);
+}
+
+/** `POST /v1/responses/input_tokens`: counts a context's input tokens. */
+export async function countInputTokens(c: Context<AppEnv>): Promise<Response> {
+  const request = await unaryBody(c.req.raw, inputTokensRequest);
+  return contextStub(c, request.previous_response_id).countInputTokens(c.get("tenant"), request);
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */

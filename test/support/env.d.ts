@@ -8,7 +8,7 @@ declare namespace Cloudflare {
     durableNamespaces: "SessionDurableObject" | "TenantDurableObject" | "TenantRegistryDurableObject";
   }
   interface Env {
-    SESSIONS: import("../../src/config/env.ts").Env["SESSIONS"];
-    TENANTS: import("../../src/config/env.ts").Env["TENANTS"];
+    SESSIONS: import("../../src/session/session-do.ts").SessionEnv["SESSIONS"];
+    TENANTS: import("../../src/tenancy/tenancy-env.ts").TenancyEnv["TENANTS"];
   }
 }

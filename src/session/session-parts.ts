@@ -1,0 +1,146 @@
+/**
+ * The composition of a session Durable Object: builds its modules from the environment's
+ * configuration and wires them together — storage and its dependents (the safety checks' chain
+ * marks go with their responses), the store:false scope lifecycle, upstreams, the turn pipeline
+ * and engine, cross-session transfer, the one visibility rule, both transports and the unary
+ * context endpoints (compaction, token counting). The Durable
+ * Object (session-do.ts) keeps only lifecycle and entry points.
+ * Invariant: one instance of each module per Durable Object instance; every module that decides
+ * who sees a response gets the same `VisibilitySettings` (visibility.ts).
+ */
+
+import { type Config, parseConfig } from "../config/config.ts";
+import { ContextWindow } from "../context/context-window.ts";
+import { LiveRegistry } from "../engine/live-responses.ts";
+import { TurnEngine } from "../engine/turn-engine.ts";
+import { createTurnPipeline } from "../pipeline/pipeline.ts";
+import { SessionSafety } from "../safety/session-safety.ts";
+import { ConversationStore } from "../store/conversation-store.ts";
+import { ownerTenant } from "../store/session-meta.ts";
+import { SessionTenancy } from "../tenancy/session-tenancy.ts";
+import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
+import { ClientPresence } from "../upstream/client-presence.ts";
+import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { CompactEndpoints } from "./compact-endpoints.ts";
+import { compactionServices, firstRoute } from "./compaction-services.ts";
+import { attachmentOf } from "./connection.ts";
+import { logFailure } from "./failure-log.ts";
+import { HttpTransport } from "./http-transport.ts";
+import { ScopeLifecycle } from "./scope-lifecycle.ts";
+import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
+import { maySee, type VisibilitySettings } from "./visibility.ts";
+import type { WarmDeps } from "./warm-on-connect.ts";
+import { WebSocketTransport } from "./ws-transport.ts";
+
+/** The modules of one session Durable Object. */
+export interface SessionParts {
+  config: Config;
+  store: ConversationStore;
+  live: LiveRegistry;
+  ws: WebSocketTransport;
+  http: HttpTransport;
+  /** `/v1/responses/compact` and `/v1/responses/input_tokens` (compact-endpoints.ts). */
+  compaction: CompactEndpoints;
+  scopes: ScopeLifecycle;
+  transfer: ResponseTransfer;
+  /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
+  presence: ClientPresence;
+  /** What warm-on-connect needs (warm-on-connect.ts). */
+  warm: WarmDeps;
+  /** The tenant's limits, settings and usage ledger, seen from this session (src/tenancy/). */
+  tenancy: SessionTenancy;
+}
+
+/** What the composition needs from the Durable Object. */
+export interface SessionHooks {
+  /** The scope ids of the open sockets (at construction). */
+  openScopes: ReadonlySet<string>;
+  /** Re-arms the alarm (a response was imported: a new retention deadline). */
+  scheduleAlarm(): Promise<void>;
+  /** Asks another session Durable Object for an export (transfer.ts `TransferDeps.exportFrom`). */
+  exportFrom: TransferDeps["exportFrom"];
+}
+
+/** Builds the modules of the session Durable Object with state `ctx`. */
+export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: SessionHooks): SessionParts {
+  const config = parseConfig(env);
+  const objectId = ctx.id.toString();
+  const store = new ConversationStore(ctx.storage);
+  const tenancy = new SessionTenancy({
+    ctx,
+    env,
+    config,
+    tenant: () => ownerTenant(ctx.storage.sql),
+    sockets: () => ctx.getWebSockets().map((ws) => ({ ws, attachment: attachmentOf(ws) })),
+  });
+  const safety = new SessionSafety({
+    settings: tenancy.safety, // the deployment's, with the tenant's own policy (src/tenancy/)
+    sql: ctx.storage.sql,
+    tenant: () => ownerTenant(ctx.storage.sql),
+    ai: env.AI ?? null,
+  });
+  store.addDependent(safety.cache); // chain marks go with their responses
+  const scopes = new ScopeLifecycle({ store, graceMs: config.storeFalseGraceMs, now: Date.now });
+  const live = new LiveRegistry(config.abandonGraceMs);
+  const presence = new ClientPresence(hooks.openScopes);
+  const adapterDefaults = { ...config, presence };
+  const router = new UpstreamRouter(config.routes, (route) => createAdapter(route, adapterDefaults));
+  const visibility: VisibilitySettings = config;
+  const transfer = new ResponseTransfer({
+    store,
+    safety,
+    ownerId: objectId,
+    visibility,
+    now: Date.now,
+    exportFrom: hooks.exportFrom,
+  });
+  const window = new ContextWindow(store);
+  const pipeline = createTurnPipeline({
+    routeChain: (model) => router.upstreamFor(model),
+    window,
+    safety,
+    redactor: config.redactor,
+    compaction: compactionServices(config, () => ownerTenant(ctx.storage.sql) ?? ""),
+  });
+  const engine = new TurnEngine({
+    store,
+    history: (parentId) => window.history(parentId),
+    upstreamFor: (turn) => pipeline.upstreamFor(turn),
+    ownerId: objectId,
+    now: Date.now,
+    keepaliveMs: config.keepaliveMs,
+    live,
+    importRemote: async (id, scope) => {
+      const imported = await transfer.importRemote(id, scope);
+      if (imported) await hooks.scheduleAlarm();
+      return imported;
+    },
+    mayContinue: (parent, scope) => maySee(parent, scope.connId, "continue", Date.now(), visibility),
+    logFailure: (where, responseId, cause) =>
+      logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
+    finished: (scope, record, outcome) => {
+      tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
+      ctx.waitUntil(hooks.scheduleAlarm()); // the outbox's flush deadline
+    },
+  });
+  const shared = { engine, store, live, visibility, now: Date.now, turnLog: config.turnLog };
+  const ws = new WebSocketTransport({
+    ...shared,
+    maxConnectionMs: config.maxConnectionMs,
+    redactor: config.redactor,
+    objectId,
+    admit: (_conn, request, bytes) => tenancy.admit(request, bytes),
+  });
+  const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const compaction = new CompactEndpoints({
+    engine,
+    keys: { secrets: config.compactionKeys },
+    routeFor: (model) => firstRoute(config, model),
+    routeChain: (model) => router.upstreamFor(model),
+    turnUpstream: (turn) => pipeline.upstreamFor(turn),
+    ownerId: objectId,
+    now: Date.now,
+  });
+  const warm = { ctx, router, lastModel: () => store.lastModel(), models: config.models };
+  return { config, store, live, ws, http, compaction, scopes, transfer, presence, warm, tenancy };
+}
