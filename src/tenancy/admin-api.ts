@@ -92,9 +92,8 @@ async function tenantIds(env: TenancyEnv): Promise<string[]> {
 export function adminApi(): Hono<AdminEnv> {
   const admin = new Hono<AdminEnv>();
   admin.use("*", async (c, next) => {
-    const secret = c.env.ADMIN_API_KEY;
-    const redactor = parseConfig(c.env).redactor;
-    if (typeof secret !== "string" || secret.length === 0) {
+    const { adminApiKey: secret, redactor } = parseConfig(c.env);
+    if (secret === null) {
       return errorResponse(notFound(`Route ${c.req.method} ${new URL(c.req.url).pathname}`), redactor);
     }
     const key = presentedKey(c.req.raw.headers) ?? "";
@@ -151,7 +150,7 @@ export function adminApi(): Hono<AdminEnv> {
   admin.post("/tenants/:id/keys", async (c) => {
     const { stub } = await existing(c.env, c.req.param("id"));
     const { name } = await body(c, createKey);
-    if (!c.env.CONTROL_SECRET) {
+    if (parseConfig(c.env).controlSecret === null) {
       throw new ApiError(503, {
         type: "server_error",
         code: "control_secret_missing",

@@ -5,11 +5,11 @@
  * does not make it a bottleneck.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { TenancyEnv } from "./tenancy-env.ts";
+import type { Env } from "../config/env.ts";
 
 /** The list of tenant ids. */
-export class TenantRegistryDurableObject extends DurableObject<TenancyEnv> {
-  constructor(ctx: DurableObjectState, env: TenancyEnv) {
+export class TenantRegistryDurableObject extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(
       "CREATE TABLE IF NOT EXISTS tenants (id TEXT PRIMARY KEY, created_at INTEGER NOT NULL)",

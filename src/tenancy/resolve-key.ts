@@ -35,7 +35,7 @@ export async function resolveKey(
     if (safeEqual(candidate, key)) envTenant = owner;
   }
   const parsed = parseKey(key);
-  const keys = controlKeys(env.CONTROL_SECRET);
+  const keys = controlKeys(config.controlSecret);
   const authentic = keys ? await verifyTag((await keys).signing, parsed ?? DUMMY) : false;
   const tenants = env.TENANTS;
   if (envTenant !== null) {

@@ -13,10 +13,12 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/rules-of-durable-objects/
  */
 import { DurableObject } from "cloudflare:workers";
+import { parseConfig } from "../config/config.ts";
+import type { Env } from "../config/env.ts";
 import { mintKey, TENANT_ID } from "./api-keys.ts";
 import { dayOf, minuteOf } from "./clock.ts";
 import { controlKeys, sealUpstreamKey } from "./control-crypto.ts";
-import type { TenancyEnv } from "./tenancy-env.ts";
+import type { TenantRegistryDurableObject } from "./registry-do.ts";
 import {
   type LimitsPatch,
   patchLimits,
@@ -31,6 +33,11 @@ import {
   type UsageEntry,
   type UsageRow,
 } from "./tenant-store.ts";
+
+/** The environment a tenant Durable Object reads: the registry it records itself in. */
+interface TenantObjectEnv extends Env {
+  TENANT_REGISTRY?: DurableObjectNamespace<TenantRegistryDurableObject>;
+}
 
 /** What a session reports to its tenant (tenant-gate.ts). */
 export interface SyncReport {
@@ -70,10 +77,10 @@ export interface TenantInfo {
 }
 
 /** One tenant's control-plane state. */
-export class TenantDurableObject extends DurableObject<TenancyEnv> {
+export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
   private readonly store: TenantStore;
 
-  constructor(ctx: DurableObjectState, env: TenancyEnv) {
+  constructor(ctx: DurableObjectState, env: TenantObjectEnv) {
     super(ctx, env);
     this.store = new TenantStore(ctx.storage);
   }
@@ -181,7 +188,7 @@ export class TenantDurableObject extends DurableObject<TenancyEnv> {
     let sealed: string | null | undefined;
     if (change.upstreamApiKey === null) sealed = null;
     else if (change.upstreamApiKey !== undefined) {
-      const keys = controlKeys(this.env.CONTROL_SECRET);
+      const keys = controlKeys(parseConfig(this.env).controlSecret);
       if (!keys) throw new Error("CONTROL_SECRET is not set: cannot store an upstream key");
       sealed = await sealUpstreamKey(await keys, row.id, change.upstreamApiKey);
     }
@@ -200,7 +207,7 @@ export class TenantDurableObject extends DurableObject<TenancyEnv> {
   async createKey(name: string | null): Promise<{ key: string; record: KeyRecord }> {
     const row = this.store.tenant();
     if (!row) throw new Error("no such tenant");
-    const keys = controlKeys(this.env.CONTROL_SECRET);
+    const keys = controlKeys(parseConfig(this.env).controlSecret);
     if (!keys) throw new Error("CONTROL_SECRET is not set: keys cannot be minted");
     const minted = await mintKey((await keys).signing, row.id);
     const now = Date.now();
