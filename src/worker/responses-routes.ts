@@ -131,7 +131,16 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   headers.set(SESSION_HEADER, sessionId);
   headers.set(TENANCY_HEADER, JSON.stringify(admitted));
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
-  return stub.fetch(new Request(c.req.url, { method: "GET", headers }));
+  const response = await stub.fetch(new Request(c.req.url, { method: "GET", headers }));
+  // Not upgraded (another tenant's session, a failure): the lease goes back at once.
+  if (response.status !== 101 && admitted.lease && c.env.TENANTS) {
+    c.executionCtx.waitUntil(
+      c.env.TENANTS.getByName(tenant)
+        .closeSocket(admitted.lease)
+        .catch(() => {}),
+    );
+  }
+  return response;
 }
 
 /** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */

@@ -77,6 +77,37 @@ describe("tenant keys", () => {
     expect(dump).toContain(key.slice(0, key.length - 65)); // the display prefix is kept
   });
 
+  it("a minted key of another tenant finds none of tenant A's responses, on every route", async () => {
+    const { key } = await tenantWithKey("crossing");
+    const created = await workerFetch("/v1/responses", {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY_A}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "deltagate-sim", input: "tenant A's [sim:tokens=3]" }),
+    });
+    const { id } = (await created.json()) as { id: string };
+    const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+    for (const [method, path] of [
+      ["GET", `/v1/responses/${id}`],
+      ["GET", `/v1/responses/${id}?stream=true&starting_after=0`],
+      ["GET", `/v1/responses/${id}/input_items`],
+      ["POST", `/v1/responses/${id}/cancel`],
+      ["DELETE", `/v1/responses/${id}`],
+    ] as const) {
+      expect((await workerFetch(path, { method, headers: auth })).status, `${method} ${path}`).toBe(404);
+    }
+    const chained = await workerFetch("/v1/responses", {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ model: "deltagate-sim", input: "x", previous_response_id: id }),
+    });
+    expect(chained.status).toBe(400);
+    expect(((await chained.json()) as { error: { code: string } }).error.code).toBe(
+      "previous_response_not_found",
+    );
+    const still = await workerFetch(`/v1/responses/${id}`, { headers: { authorization: `Bearer ${KEY_A}` } });
+    expect(still.status).toBe(200);
+  });
+
   it("refuses tenant keys, minted or configured, on the admin API", async () => {
     const { key } = await tenantWithKey("not-admin");
     for (const attempt of [key, KEY_A, "", "dg-test-admin-not"]) {
