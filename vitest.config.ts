@@ -194,6 +194,9 @@ export default defineConfig({
                   // Client secrets (src/auth/): a test signing key and the development minting route.
                   CLIENT_SECRET_SIGNING_KEY: "test-client-secret-signing-key-0123456789",
                   DEMO_CLIENT_SECRET_TENANT: "tenant-a",
+                  // The control plane (src/tenancy/): minted keys' signatures, the admin API.
+                  CONTROL_SECRET: "test-control-secret-0123456789",
+                  ADMIN_API_KEY: "dg-test-admin",
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",

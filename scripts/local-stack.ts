@@ -28,6 +28,10 @@ export const LOCAL_DEV_KEY = "dg-local-dev-key";
  * secret minted before a restart of the local stack still verifies after it. Development only.
  */
 export const LOCAL_DEV_SIGNING_KEY = "deltagate-local-dev-client-secret-signing-key";
+/** The local admin API key (`npm run admin` uses it against the local stack). */
+export const LOCAL_ADMIN_KEY = "dg-local-admin-key";
+/** The local control-plane secret: signs minted keys, seals tenants' upstream keys. Never deploy it. */
+export const LOCAL_CONTROL_SECRET = "deltagate-local-control-secret";
 
 /**
  * The local development key of Deltagate's own compaction items (`COMPACTION_KEY`, README
@@ -260,6 +264,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ...(options.apiKeys === undefined && options.vars?.DELTAGATE_API_KEYS === undefined
       ? { DEMO_CLIENT_SECRET_TENANT: "local" }
       : {}),
+    // The control plane's local secrets (README "Tenants"): keys minted by `npm run admin` are
+    // signed with the first; the admin API and CLI use the second. Production sets its own.
+    CONTROL_SECRET: LOCAL_CONTROL_SECRET,
+    ADMIN_API_KEY: LOCAL_ADMIN_KEY,
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
     MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",

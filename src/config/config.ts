@@ -60,6 +60,13 @@ export interface Config {
    * src/session/client-options.ts), in ms (default 5 minutes; 0 = clients cannot ask).
    */
   storeFalseGraceMaxMs: number;
+  /**
+   * The control plane's secret (`CONTROL_SECRET`, ≥ 16 characters): signs minted tenant keys and
+   * seals tenants' upstream keys (src/tenancy/control-crypto.ts); null when unset.
+   */
+  controlSecret: string | null;
+  /** The admin API's bearer token (`ADMIN_API_KEY`); null when unset (the admin API is off). */
+  adminApiKey: string | null;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
   /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
@@ -279,6 +286,10 @@ export function parseConfig(env: Env): Config {
       .int()
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MAX_MS ?? DEFAULT_STORE_FALSE_GRACE_MAX_MS),
+    controlSecret: env.CONTROL_SECRET
+      ? z.string().min(16, "CONTROL_SECRET must be at least 16 characters").parse(env.CONTROL_SECRET)
+      : null,
+    adminApiKey: env.ADMIN_API_KEY ? env.ADMIN_API_KEY : null,
     turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
     compactionKeys: (env.COMPACTION_KEY ?? "")
       .split(",")

@@ -15,6 +15,10 @@ export interface Env {
   UPSTREAM_API_KEY?: string;
   /** Secret: comma-separated `key:tenant` pairs that Deltagate accepts. */
   DELTAGATE_API_KEYS?: string;
+  /** Secret (≥ 16 characters): signs minted tenant keys and seals tenants' upstream keys (src/tenancy/control-crypto.ts). */
+  CONTROL_SECRET?: string;
+  /** Secret: the bearer token of the admin API (`/admin/v1/*`); no tenant key is ever accepted there. */
+  ADMIN_API_KEY?: string;
   /** Comma-separated model ids listed by `GET /v1/models`. */
   MODELS?: string;
   /** JSON routing table (see src/upstream/routes.ts); overrides the three UPSTREAM_* defaults. */

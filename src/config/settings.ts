@@ -12,6 +12,8 @@ import type { Env } from "./env.ts";
 /** Every setting variable of the Worker, in the README's order. */
 export const SETTING_NAMES = [
   "DELTAGATE_API_KEYS",
+  "CONTROL_SECRET",
+  "ADMIN_API_KEY",
   "UPSTREAM_BASE_URL",
   "UPSTREAM_API_KEY",
   "UPSTREAM_API",

@@ -37,7 +37,7 @@ import type { CreateRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { checkSettingSizes } from "../protocol/size-limits.ts";
-import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import { validateTurnContext } from "./context-rules.ts";
@@ -60,6 +60,8 @@ export interface TurnScope {
   tenant: string;
   /** False when the client turned `keepalive` events off (src/session/client-options.ts). */
   keepalive?: boolean;
+  /** The API key the turn came with (src/tenancy/; `env` for a `DELTAGATE_API_KEYS` key), for the usage ledger. */
+  keyId?: string;
 }
 
 /** Collaborators of the engine. */
@@ -93,6 +95,12 @@ export interface TurnEngineDeps {
    * own and redacts the line: src/session/failure-log.ts).
    */
   logFailure(where: string, responseId: string, cause: unknown): void;
+  /**
+   * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
+   * when its store:false owner went away), synchronously after its terminal state was written, so
+   * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
+   */
+  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void;
 }
 
 /** What a turn ended with. */
@@ -150,8 +158,8 @@ export class TurnEngine {
       timer.lap("render");
       const upstream = await this.deps.upstreamFor(turn.prepared);
       timer.lap("stages");
-      if (request.generate === false) return this.warmUp(turn, upstream, sink);
-      const result = await this.stream(turn, upstream, sink, signal, timer, scope.keepalive !== false);
+      if (request.generate === false) return this.warmUp(turn, upstream, sink, scope);
+      const result = await this.stream(turn, upstream, sink, signal, timer, scope);
       // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
       const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";
       if (failed && !signal.aborted) evictAfterFailure(this.deps.store, parent, request, failedId);
@@ -262,7 +270,7 @@ export class TurnEngine {
   }
 
   /** Step 4 (`generate: false`): a chainable node with the request's input and no model output. */
-  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink): TurnResult {
+  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink, scope: TurnScope): TurnResult {
     const { record } = turn;
     if (record.store) this.createRecord(turn);
     upstream.prewarm?.(turn.upstreamRequest);
@@ -271,14 +279,16 @@ export class TurnEngine {
     emitter.emit("response.created", { response: responseObject(record, []) });
     emitter.emit("response.in_progress", { response: responseObject(record, []) });
     if (!record.store) this.createRecord(turn); // after its events: see `stream`
-    emitter.complete({
+    const outcome: ResponseOutcome = {
       status: "completed",
       output: [],
       usage: ZERO_USAGE,
       error: null,
       incompleteDetails: null,
       completedAt: this.deps.now(),
-    });
+    };
+    emitter.complete(outcome);
+    this.deps.finished?.(scope, record, outcome);
     this.deps.live.end(record.id);
     return { responseId: record.id, failure: null };
   }
@@ -293,7 +303,7 @@ export class TurnEngine {
     sink: EventSink,
     signal: AbortSignal,
     timer: TurnTimer,
-    keepalive: boolean,
+    scope: TurnScope,
   ): Promise<TurnResult> {
     const { record } = turn;
     // store:true: the response is stored before it is announced, and its log exists from the
@@ -303,7 +313,7 @@ export class TurnEngine {
     // durable, and connection-scoped state need not be (turn-emitter.ts).
     if (record.store) this.createRecord(turn);
     const live = this.deps.live.begin(record.id, sink, record.store);
-    const keepaliveMs = keepalive ? this.deps.keepaliveMs : 0;
+    const keepaliveMs = scope.keepalive !== false ? this.deps.keepaliveMs : 0;
     const emitter = new TurnEmitter(live, this.deps.store, record, keepaliveMs);
     try {
       emitter.emit("response.created", { response: responseObject(record, []) });
@@ -319,6 +329,7 @@ export class TurnEngine {
         (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       if (result) timer.measure("commit", () => emitter.complete(result.outcome));
+      this.deps.finished?.(scope, record, result?.outcome ?? null);
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {

@@ -26,7 +26,10 @@ export function asApiError(cause: unknown, where: string, redactor: SecretRedact
 
 /** HTTP: OpenAI's error envelope with the error's status. */
 export function errorResponse(error: ApiError, redactor: SecretRedactor): Response {
-  return Response.json({ error: body(error, redactor) }, { status: error.status });
+  return Response.json(
+    { error: body(error, redactor) },
+    { status: error.status, ...(error.headers ? { headers: error.headers } : {}) },
+  );
 }
 
 /** WebSocket: the request-level `error` event (with `stream_id` when it belongs to a named lane). */
@@ -39,7 +42,7 @@ export function errorEvent(
     type: "error",
     status: error.status,
     ...(streamId ? { stream_id: streamId } : {}),
-    error: body(error, redactor),
+    error: error.headers ? { ...body(error, redactor), headers: error.headers } : body(error, redactor),
   };
 }
 

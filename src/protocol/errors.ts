@@ -20,18 +20,24 @@ export class ApiError extends Error {
   readonly type: string;
   readonly code: string | null;
   readonly param: string | null;
+  /**
+   * Response headers that go with the error (`retry-after` of a rate limit): HTTP headers, and
+   * `error.headers` of a WebSocket `error` event, where the `openai` SDK and Codex read them.
+   */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
   /**
    * @param status HTTP status (4xx/5xx) reported on HTTP and as `status` on WebSocket error events.
    * @param body OpenAI error fields; `message` is shown to the client verbatim.
    */
-  constructor(status: number, body: ErrorBody) {
+  constructor(status: number, body: ErrorBody, headers?: Record<string, string>) {
     super(body.message);
     this.name = "ApiError";
     this.status = status;
     this.type = body.type;
     this.code = body.code;
     this.param = body.param;
+    this.headers = headers;
   }
 
   /** The `{type, code, message, param}` object placed under `error`. */

@@ -44,6 +44,7 @@ const KEY_SHAPES: readonly RegExp[] = [
   // Client secrets (src/auth/client-secret.ts), also inside `openai-insecure-api-key.ek_…` or a URL.
   /\bek_[A-Za-z0-9_*.…-]{16,}/g,
   /\bAIza[A-Za-z0-9_*.…-]{16,}/g,
+  /\bdgk_[A-Za-z0-9_.-]{1,64}_[0-9a-f]{12}_[0-9a-f*.…]{8,}/g, // Deltagate's own tenant keys (src/tenancy/api-keys.ts)
   /\b[a-f0-9]{32}\b/g,
   // The whole credential after the name, scheme included, unless it is a placeholder.
   new RegExp(

@@ -24,6 +24,10 @@ export interface ConnectionAttachment {
   binding?: SecretTurnBinding;
   /** False when the client turned `keepalive` events off at the upgrade (client-options.ts). */
   keepalive?: false;
+  /** The API key the socket was opened with (src/tenancy/: usage by key, revocation). */
+  keyId?: string;
+  /** The tenant's socket lease, released on close (src/tenancy/socket-admission.ts). */
+  lease?: string;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */
@@ -37,6 +41,8 @@ export class Connection {
   readonly sinks = new Map<string, EventSink>();
   /** When this socket's last turn ended (`performance.now()`), for the client's think time. */
   lastDoneAt: number | null = null;
+  /** Its `websocket_queue_full` error frame, rendered on first use (ws-transport.ts, floods). */
+  queueFullFrame: string | undefined;
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {
     this.ws = ws;

@@ -25,6 +25,7 @@ import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
@@ -56,6 +57,8 @@ export interface CreateOptions {
   binding?: SecretTurnBinding;
   /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
   keepalive?: boolean;
+  /** The caller's tenant snapshot (src/tenancy/tenant.ts) and the request's size, for its limits and usage. */
+  tenancy?: { tenant: Tenant; bytes: number };
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -89,7 +92,13 @@ export class HttpTransport {
     const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
     if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
-    const scope: TurnScope = { connId: newScopeId("http"), tenant, keepalive: options.keepalive !== false };
+    const keyId = options.tenancy?.tenant.keyId;
+    const scope: TurnScope = {
+      connId: newScopeId("http"),
+      tenant,
+      keepalive: options.keepalive !== false,
+      ...(keyId ? { keyId } : {}),
+    };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };

@@ -52,11 +52,19 @@ export class LaneScheduler {
   private readonly maxInFlight: number;
   private readonly maxNamedLanes: number;
   private readonly maxQueued: number;
+  /** The one error of a full queue (made once: a flood of creates allocates no error per frame). */
+  readonly queueFullError: ApiError;
 
   constructor(maxInFlight = MAX_IN_FLIGHT, maxNamedLanes = MAX_NAMED_LANES, maxQueued = MAX_QUEUED) {
     this.maxInFlight = maxInFlight;
     this.maxNamedLanes = maxNamedLanes;
     this.maxQueued = maxQueued;
+    this.queueFullError = queueFull(`${maxQueued} response.create events queued`);
+  }
+
+  /** True while no create can be queued, whatever its lane or size (`MAX_QUEUED` are waiting). */
+  get full(): boolean {
+    return this.queued >= this.maxQueued;
   }
 
   /**
@@ -68,7 +76,7 @@ export class LaneScheduler {
   admit(streamId: string | null | undefined, bytes = 0): ApiError | null {
     const laneError = this.checkStreamId(streamId);
     if (laneError) return laneError;
-    if (this.queued >= this.maxQueued) return queueFull(`${this.maxQueued} response.create events queued`);
+    if (this.queued >= this.maxQueued) return this.queueFullError;
     // Always room for one create, whatever its size (requests are capped on their own).
     if (this.pendingBytes > 0 && this.pendingBytes + bytes > MAX_PENDING_BYTES) {
       return queueFull(`${MAX_PENDING_BYTES} bytes of response.create events pending`);

@@ -18,7 +18,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
@@ -31,6 +30,7 @@ import {
   responseNotFound,
 } from "../protocol/errors.ts";
 import { admits } from "../store/session-meta.ts";
+import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
 import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
@@ -45,8 +45,11 @@ import { modelHint, warmUpstream } from "./warm-on-connect.ts";
 /** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
 
-/** The environment of the Worker and of each session: `Env` and the sessions' own namespace. */
-export interface SessionEnv extends Env {
+/**
+ * The environment of the Worker and of each session: `Env`, the control plane's namespaces
+ * (src/tenancy/tenancy-env.ts) and the sessions' own namespace.
+ */
+export interface SessionEnv extends TenancyEnv {
   /** Durable Object namespace binding: one instance per (tenant, session). */
   SESSIONS: DurableObjectNamespace<SessionDurableObject>;
 }
@@ -91,10 +94,12 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
     const denied = () => invalidRequest("This session cannot be opened with this key.");
-    return this.serve(tenant, "claim", denied, [], () => {
+    return this.serve(tenant, "claim", denied, [], async () => {
       // The client's opt-ins (client-options.ts): its store:false grace window rides in its scope id.
       const { storeFalseGraceMs: defaultMs, storeFalseGraceMaxMs: maxMs } = this.config;
       const options = clientOptions(request.headers, { defaultMs, maxMs }, request.url);
+      // The tenant's snapshot and socket lease (src/tenancy/); a cold session syncs first.
+      const keys = await this.parts.tenancy.upgrading(request.headers);
       const { 0: client, 1: server } = new WebSocketPair();
       const connId = newScopeId("socket", options.storeFalseGraceMs);
       this.ctx.acceptWebSocket(server, [connId]);
@@ -108,6 +113,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
         ...(wantsTiming(timing) ? { timing } : {}),
         ...(binding ? { binding } : {}),
         ...(options.keepalive ? {} : { keepalive: false }),
+        ...keys,
       });
       this.parts.presence.opened(connId);
       warmUpstream(this.parts.warm, modelHint(request.headers));
@@ -123,9 +129,12 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     // Routed here by another tenant's previous_response_id: not found, like every foreign id.
     const denied = () =>
       parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
-    return this.serve(tenant, "claim", denied, [parent], () =>
-      this.parts.http.create(request, tenant, options),
-    );
+    return this.serve(tenant, "claim", denied, [parent], async () => {
+      const { bytes = 0, tenant: snapshot } = options.tenancy ?? {};
+      const refused = await this.parts.tenancy.admitHttp(request, bytes, snapshot); // tenant limits
+      if (refused) throw refused;
+      return this.parts.http.create(request, tenant, options);
+    });
   }
 
   /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context (compact-endpoints.ts). */
@@ -239,6 +248,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       for (const connId of vanished) this.parts.presence.closed(connId);
       this.parts.scopes.purge();
       this.parts.store.expireBefore(Date.now() - this.config.retentionMs);
+      await this.parts.tenancy.flush(); // usage not reported yet (no loss on eviction)
       await this.scheduleAlarm();
     });
   }
@@ -296,7 +306,9 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   private release(ws: WebSocket): void {
     const conn = this.connections.remove(ws);
     for (const sink of conn?.sinks.values() ?? []) this.parts.live.detachEverywhere(sink);
-    const connId = conn?.attachment.connId ?? attachmentOf(ws)?.connId;
+    const attachment = conn?.attachment ?? attachmentOf(ws);
+    this.parts.tenancy.released(attachment); // the tenant's socket lease
+    const connId = attachment?.connId;
     if (!connId) return;
     this.parts.presence.closed(connId);
     this.parts.scopes.release(connId);
@@ -317,6 +329,9 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       retentionMs,
       earliestWindowEnd: this.parts.scopes.nextWindowEnd(),
     });
-    await this.alarmClock.arm(deadline);
+    const usage = this.parts.tenancy.deadline(); // the usage outbox's flush (src/tenancy/)
+    await this.alarmClock.arm(
+      deadline === null || usage === null ? (deadline ?? usage) : Math.min(deadline, usage),
+    );
   }
 }

@@ -10,7 +10,6 @@
  */
 
 import { type Config, parseConfig } from "../config/config.ts";
-import type { Env } from "../config/env.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
@@ -18,10 +17,13 @@ import { createTurnPipeline } from "../pipeline/pipeline.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
+import { SessionTenancy } from "../tenancy/session-tenancy.ts";
+import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { CompactEndpoints } from "./compact-endpoints.ts";
 import { compactionServices, firstRoute } from "./compaction-services.ts";
+import { attachmentOf } from "./connection.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
@@ -47,6 +49,8 @@ export interface SessionParts {
   presence: ClientPresence;
   /** What warm-on-connect needs (warm-on-connect.ts). */
   warm: WarmDeps;
+  /** The tenant's limits, settings and usage ledger, seen from this session (src/tenancy/). */
+  tenancy: SessionTenancy;
 }
 
 /** What the composition needs from the Durable Object. */
@@ -60,12 +64,19 @@ export interface SessionHooks {
 }
 
 /** Builds the modules of the session Durable Object with state `ctx`. */
-export function composeSession(ctx: DurableObjectState, env: Env, hooks: SessionHooks): SessionParts {
+export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: SessionHooks): SessionParts {
   const config = parseConfig(env);
   const objectId = ctx.id.toString();
   const store = new ConversationStore(ctx.storage);
+  const tenancy = new SessionTenancy({
+    ctx,
+    env,
+    config,
+    tenant: () => ownerTenant(ctx.storage.sql),
+    sockets: () => ctx.getWebSockets().map((ws) => ({ ws, attachment: attachmentOf(ws) })),
+  });
   const safety = new SessionSafety({
-    settings: config.safety,
+    settings: tenancy.safety, // the deployment's, with the tenant's own policy (src/tenancy/)
     sql: ctx.storage.sql,
     tenant: () => ownerTenant(ctx.storage.sql),
     ai: env.AI ?? null,
@@ -109,6 +120,10 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     mayContinue: (parent, scope) => maySee(parent, scope.connId, "continue", Date.now(), visibility),
     logFailure: (where, responseId, cause) =>
       logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
+    finished: (scope, record, outcome) => {
+      tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
+      ctx.waitUntil(hooks.scheduleAlarm()); // the outbox's flush deadline
+    },
   });
   const shared = {
     engine,
@@ -124,6 +139,7 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     maxConnectionMs: config.maxConnectionMs,
     redactor: config.redactor,
     objectId,
+    admit: (_conn, request, bytes) => tenancy.admit(request, bytes),
   });
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
@@ -136,5 +152,5 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     now: Date.now,
   });
   const warm = { ctx, router, lastModel: () => store.lastModel(), models: config.models };
-  return { config, store, live, ws, http, compaction, scopes, transfer, presence, warm };
+  return { config, store, live, ws, http, compaction, scopes, transfer, presence, warm, tenancy };
 }

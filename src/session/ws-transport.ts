@@ -5,7 +5,8 @@
  *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
  *   (413 `request_too_large`) before it is parsed;
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
- *   which they get 429 `websocket_queue_full`;
+ *   which they get 429 `websocket_queue_full`, and pass the tenant's limits (`admit`, 429
+ *   `rate_limit_exceeded`);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
  * - on a socket opened with a client secret, a `response.create` outside its binding (another
@@ -92,6 +93,15 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   return null;
 }
 
+/**
+ * Whether a frame is, by its first bytes, a `response.create` of the default lane: it starts with
+ * the `type` member (as every SDK writes it) and names no `stream_id` anywhere. A frame it misses
+ * takes the ordinary path; a malformed frame it matches is refused as the create it claims to be.
+ */
+export function isDefaultLaneCreate(frame: string): boolean {
+  return /^\s*\{\s*"type"\s*:\s*"response\.create"/.test(frame) && !frame.includes('"stream_id"');
+}
+
 /** Collaborators of the WebSocket transport. */
 export interface WebSocketTransportDeps {
   engine: TurnEngine;
@@ -113,6 +123,11 @@ export interface WebSocketTransportDeps {
   turnLog: boolean;
   /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
   countTurn(binding: SecretTurnBinding): ApiError | null;
+  /**
+   * The tenant's admission of a create the connection has room for (src/tenancy/tenant-gate.ts):
+   * null to run it, else the error to send (429 over a tenant limit; the socket stays open).
+   */
+  admit?(conn: Connection, request: CreateRequest, bytes: number): ApiError | null;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -127,8 +142,10 @@ export class WebSocketTransport {
   private readonly now: () => number;
   private readonly turnLog: boolean;
   private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
+  private readonly admit: WebSocketTransportDeps["admit"];
 
   constructor(deps: WebSocketTransportDeps) {
+    this.admit = deps.admit;
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -146,11 +163,18 @@ export class WebSocketTransport {
    * and the returned promise of that run is handed to `track` (e.g. `ctx.waitUntil`).
    */
   onMessage(conn: Connection, frame: string | ArrayBuffer, track: (p: Promise<unknown>) => void): void {
-    const timer = new TurnTimer();
     if (this.expired(conn)) {
       this.closeForLifetime(conn);
       return;
     }
+    // A flood (issue #19): while the connection's queue is full, a default-lane create is refused
+    // before it is parsed, with the error rendered once, so each frame of a flood costs its
+    // sender's session a prefix test and a send, and the runtime's thread stays free for others.
+    if (conn.lanes.full && typeof frame === "string" && isDefaultLaneCreate(frame)) {
+      sendText(conn.ws, this.queueFullFrame(conn));
+      return;
+    }
+    const timer = new TurnTimer();
     // Measured before parsing, so an oversized frame costs no parse (src/protocol/size-limits.ts).
     const bytes = typeof frame === "string" ? utf8Length(frame) : frame.byteLength;
     if (bytes > MAX_REQUEST_BYTES) {
@@ -226,11 +250,13 @@ export class WebSocketTransport {
     timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
-    // A client secret's socket: its bindings first, and its turn counted once the lane admits it.
+    // A client secret's socket: its bindings first, then the lane, the tenant's limits
+    // (src/tenancy/tenant-gate.ts), and its turn counted once everything admits it.
     const binding = conn.attachment.binding;
     const rejected =
       (binding ? bindingRefusal(binding, request, bytes, this.objectId) : null) ??
       conn.lanes.admit(streamId, bytes) ??
+      this.admit?.(conn, request, bytes) ??
       (binding ? this.countTurn(binding) : null);
     if (rejected) {
       this.sendError(conn, rejected, streamId);
@@ -313,6 +339,12 @@ export class WebSocketTransport {
    */
   private signalFor(conn: Connection, request: CreateRequest): AbortSignal {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
+  }
+
+  /** The `websocket_queue_full` frame of the default lane, rendered once per connection. */
+  private queueFullFrame(conn: Connection): string {
+    conn.queueFullFrame ??= JSON.stringify(errorEvent(conn.lanes.queueFullError, this.redactor, null));
+    return conn.queueFullFrame;
   }
 
   /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */

@@ -2,12 +2,15 @@
 
 import type { ClientSecretClaims } from "../auth/client-secret.ts";
 import type { SessionEnv } from "../session/session-do.ts";
+import type { Tenant } from "../tenancy/tenant.ts";
 
 /** Who made a request: its tenant and, for a client secret, the secret's claims (src/worker/auth.ts). */
 export interface Principal {
   tenant: string;
   /** The claims of the client secret it presented; null for a tenant API key. */
   secret: ClientSecretClaims | null;
+  /** The tenant's snapshot (limits, settings) and the key it is metered under (src/tenancy/tenant.ts). */
+  account: Tenant;
 }
 
 export type AppEnv = {

@@ -7,6 +7,8 @@
  *   (no auth, `DEMO_CLIENT_SECRET_TENANT`): client secrets (client-secrets.ts);
  * - `GET /demo/` → the web agent page, only where the demo is enabled (demo-page.ts);
  * - `GET /v1/models` → the configured model list (auth; a client secret sees its own models);
+ * - `GET /v1/usage` → the tenant's own usage by day and model; `/admin/v1/*` → the admin API
+ *   behind `ADMIN_API_KEY` (src/tenancy/admin-api.ts);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
  *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
@@ -22,6 +24,7 @@ import { type Context, Hono } from "hono";
 import { parseConfig, redactorOf } from "../config/config.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError } from "../protocol/errors.ts";
+import { adminApi, tenantUsage } from "../tenancy/admin-api.ts";
 import type { AppEnv } from "./app-env.ts";
 import { authentication } from "./auth.ts";
 import { createClientSecret, createDemoClientSecret } from "./client-secrets.ts";
@@ -62,6 +65,8 @@ export function createApp(): Hono<AppEnv> {
   app.use("*", corsMiddleware());
 
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.route("/admin/v1", adminApi()); // its own secret, ADMIN_API_KEY (src/tenancy/admin-api.ts)
+
   app.post("/demo/client_secret", (c) => createDemoClientSecret(c));
   app.get("/demo", (c) => demoPage(c));
   app.get("/demo/*", (c) => demoPage(c));
@@ -80,6 +85,7 @@ export function createApp(): Hono<AppEnv> {
     });
   });
 
+  app.get("/v1/usage", (c) => tenantUsage(c.env, c.get("tenant"), c.req.query("since")));
   app.get("/v1/responses", (c) => upgradeOr426(c));
   app.post("/v1/responses", (c) => createResponse(c));
   app.post("/v1/responses/compact", (c) => compactResponse(c));

@@ -11,9 +11,10 @@
  *   Those places are logged by proxies, so only a client secret (short-lived, bound to one
  *   session) is accepted there; a tenant key is refused (401 `api_key_not_allowed_here`) unless
  *   `ALLOW_INSECURE_API_KEY` is on.
- * Owns key → tenant resolution and the order credentials are looked for (header, subprotocol,
- * query: the first found is the one used).
- * Invariants: keys are compared in constant time per candidate; a client secret's signature is
+ * Owns the order credentials are looked for (header, subprotocol, query: the first found is the
+ * one used); resolving a key to its tenant is the control plane's one seam, `resolveKey`
+ * (src/tenancy/resolve-key.ts), which also gives the tenant's snapshot (limits, settings).
+ * Invariants: a key costs the same local work whether or not it was ever valid (resolve-key.ts); a client secret's signature is
  * checked before anything it says is believed (src/auth/client-secret.ts); a credential is never
  * logged or echoed (the 101 echoes a non-secret protocol of the offer, `echoedProtocol`).
  */
@@ -28,6 +29,8 @@ import {
 } from "../auth/errors.ts";
 import { type Config, parseConfig } from "../config/config.ts";
 import { invalidApiKey } from "../protocol/errors.ts";
+import { resolveKey, resolveSecretTenant } from "../tenancy/resolve-key.ts";
+import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import type { AppEnv, Principal } from "./app-env.ts";
 
 /** The `Sec-WebSocket-Protocol` entry prefix that carries a credential (OpenAI's). */
@@ -83,24 +86,6 @@ function presented(request: Request): { value: string; source: Source } | null {
   return null;
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = new TextEncoder().encode(a);
-  const y = new TextEncoder().encode(b);
-  if (x.length !== y.length) return false;
-  let diff = 0;
-  for (let i = 0; i < x.length; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
-  return diff === 0;
-}
-
-/** The tenant of a tenant API key, or null when it is unknown. */
-function tenantOfKey(key: string, config: Config): string | null {
-  let tenant: string | null = null;
-  for (const [candidate, owner] of config.apiKeys) {
-    if (safeEqual(candidate, key)) tenant = owner;
-  }
-  return tenant;
-}
-
 /** Options of `authentication`. */
 export interface AuthOptions {
   /** Whether a client secret may call the route (false: `POST /v1/client_secrets`, which mints them). */
@@ -109,14 +94,16 @@ export interface AuthOptions {
 
 /**
  * The principal of `request`.
- * @throws {ApiError} 401 `invalid_api_key` (missing or unknown), `client_secret_malformed` /
+ * @throws {ApiError} 401 `invalid_api_key` (missing, unknown or revoked), `client_secret_malformed` /
  *   `_invalid` / `_expired` / `_tenant_unknown`, `api_key_not_allowed_here`; 403
  *   `client_secret_not_allowed` for a valid secret on a route that takes none.
  */
 export async function authenticate(
   request: Request,
+  env: TenancyEnv,
   config: Config,
   options: AuthOptions,
+  track?: (p: Promise<unknown>) => void,
 ): Promise<Principal> {
   const credential = presented(request);
   if (!credential) throw invalidApiKey();
@@ -126,22 +113,24 @@ export async function authenticate(
     const verified = await verifyClientSecret(credential.value, signingKey, Math.floor(Date.now() / 1000));
     if (!verified.ok) throw clientSecretRefused(verified.failure);
     const { claims } = verified;
-    // A tenant whose keys were all removed loses its secrets with them.
-    if (![...config.apiKeys.values()].includes(claims.tenant)) throw clientSecretTenantUnknown();
+    // A tenant that is gone (no key in DELTAGATE_API_KEYS, no control-plane row) loses its secrets with it.
+    const account = await resolveSecretTenant(claims.tenant, claims.id, env, config, track);
+    if (!account) throw clientSecretTenantUnknown();
     if (!options.clientSecrets) throw clientSecretCannotMint();
-    return { tenant: claims.tenant, secret: claims };
+    return { tenant: claims.tenant, secret: claims, account };
   }
-  const tenant = tenantOfKey(credential.value, config);
-  if (!tenant) throw invalidApiKey();
+  const account = await resolveKey(credential.value, env, config, track);
+  if (!account) throw invalidApiKey();
   if (credential.source !== "header" && !config.clientSecrets.allowInsecureApiKey)
     throw apiKeyNotAllowedHere();
-  return { tenant, secret: null };
+  return { tenant: account.id, secret: null, account };
 }
 
 /** Middleware: authenticates the request (see `authenticate`) and sets `principal` and `tenant`. */
 export function authentication(options: AuthOptions): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const principal = await authenticate(c.req.raw, parseConfig(c.env), options);
+    const track = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
+    const principal = await authenticate(c.req.raw, c.env, parseConfig(c.env), options, track);
     c.set("principal", principal);
     c.set("tenant", principal.tenant);
     await next();

@@ -19,11 +19,12 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { clientSecretSessionMismatch, websocketProtocolRequired } from "../auth/errors.ts";
 import { bindingRefusal, ownedBy } from "../auth/secret-binding.ts";
+import { parseConfig } from "../config/config.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
-import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
+import { ApiError, invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
 import { keepaliveWanted } from "../session/client-options.ts";
@@ -35,6 +36,7 @@ import {
 } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
+import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
 import { responseOwner } from "../util/ids.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CREDENTIAL_QUERY_PARAMS, echoedProtocol, offeredProtocols } from "./auth.ts";
@@ -158,9 +160,11 @@ async function createBody(request: Request): Promise<{ request: CreateRequest; b
 }
 
 /**
- * `GET /v1/responses` + `Upgrade: websocket`: the session's Durable Object accepts the socket.
- * Credentials never reach it (headers, the credential protocol, the query parameters are removed);
- * the 101 echoes the first non-credential protocol the client offered.
+ * `GET /v1/responses` + `Upgrade: websocket`: the tenant's socket limits are checked first (429
+ * with `retry-after`, never upgraded: src/tenancy/socket-admission.ts), then the session's
+ * Durable Object accepts the socket. Credentials never reach it (headers, the credential
+ * protocol, the query parameters are removed); the 101 echoes the first non-credential protocol
+ * the client offered.
  * @throws {ApiError} 400 `websocket_protocol_required` when the offer holds only credentials.
  */
 export async function upgrade(c: Context<AppEnv>): Promise<Response> {
@@ -168,6 +172,14 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   const protocol = echoedProtocol(c.req.raw.headers);
   if (protocol === null && offeredProtocols(c.req.raw.headers).length > 0) throw websocketProtocolRequired();
   const sessionId = sessionFor(c);
+  const config = parseConfig(c.env);
+  const admitted = await admitSocket(
+    c.env.TENANTS,
+    c.get("principal").account,
+    sessionId,
+    config.maxConnectionMs,
+  );
+  if (admitted instanceof ApiError) throw admitted;
   const headers = new Headers(c.req.raw.headers);
   headers.delete("authorization");
   headers.delete("api-key");
@@ -177,10 +189,19 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   headers.set(SESSION_HEADER, sessionId);
   const binding = turnBinding(c);
   if (binding) headers.set(BINDING_HEADER, JSON.stringify(binding));
+  headers.set(TENANCY_HEADER, JSON.stringify(admitted));
   const url = new URL(c.req.url);
   for (const name of CREDENTIAL_QUERY_PARAMS) url.searchParams.delete(name);
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
   const accepted = await stub.fetch(new Request(url, { method: "GET", headers }));
+  // Not upgraded (another tenant's session, a failure): the lease goes back at once.
+  if (accepted.status !== 101 && admitted.lease && c.env.TENANTS) {
+    c.executionCtx.waitUntil(
+      c.env.TENANTS.getByName(tenant)
+        .closeSocket(admitted.lease)
+        .catch(() => {}),
+    );
+  }
   if (protocol === null || accepted.status !== 101 || !accepted.webSocket) return accepted;
   // The session's own headers (the store:false grace it granted) plus the echoed protocol.
   const answered = new Headers(accepted.headers);
@@ -206,6 +227,7 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
     ...(binding ? { binding } : {}),
     // `x-deltagate-keepalive: 0` (src/session/client-options.ts).
     ...(keepaliveWanted(c.req.raw.headers) ? {} : { keepalive: false }),
+    tenancy: { tenant: c.get("principal").account, bytes },
   };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;

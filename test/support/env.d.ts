@@ -5,10 +5,11 @@
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../../src/index.ts");
-    durableNamespaces: "SessionDurableObject";
+    durableNamespaces: "SessionDurableObject" | "TenantDurableObject" | "TenantRegistryDurableObject";
   }
   interface Env {
     SESSIONS: import("../../src/session/session-do.ts").SessionEnv["SESSIONS"];
     ASSETS: import("../../src/config/env.ts").Env["ASSETS"];
+    TENANTS: import("../../src/tenancy/tenancy-env.ts").TenancyEnv["TENANTS"];
   }
 }

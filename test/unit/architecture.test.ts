@@ -15,6 +15,7 @@ const SRC = resolve(import.meta.dirname, "../../src");
 const LAYERS = [
   "worker",
   "session",
+  "tenancy",
   "config",
   "http",
   "engine",

@@ -2,11 +2,13 @@
  * Authentication (src/worker/auth.ts): where a credential is looked for, what each place accepts,
  * and the protocol the 101 echoes. Every refusal is a thrown `ApiError`, like every route's.
  */
+
 import { describe, expect, it } from "vitest";
 import { mintClientSecret } from "../../../src/auth/client-secret.ts";
 import { parseConfig } from "../../../src/config/config.ts";
 import type { Env } from "../../../src/config/env.ts";
 import { ApiError } from "../../../src/protocol/errors.ts";
+import type { TenancyEnv } from "../../../src/tenancy/tenancy-env.ts";
 import { authenticate, echoedProtocol } from "../../../src/worker/auth.ts";
 
 const SIGNING_KEY = "unit-auth-signing-key-0123456789abcdef";
@@ -42,12 +44,16 @@ async function refusal(promise: Promise<unknown>): Promise<{ status: number; cod
   return { status: (error as ApiError).status, code: (error as ApiError).code };
 }
 
+/** No control plane bound: keys resolve from DELTAGATE_API_KEYS alone (src/tenancy/resolve-key.ts). */
+const ENV: TenancyEnv = {};
+
 describe("authenticate", () => {
   it("takes a tenant key from Authorization or api-key", async () => {
     for (const headers of [{ authorization: "Bearer key-aaaa1111" }, { "api-key": "key-aaaa1111" }]) {
-      expect(await authenticate(request(headers), config, { clientSecrets: true })).toEqual({
+      expect(await authenticate(request(headers), ENV, config, { clientSecrets: true })).toMatchObject({
         tenant: "acme",
         secret: null,
+        account: { id: "acme", keyId: "env" },
       });
     }
   });
@@ -59,7 +65,7 @@ describe("authenticate", () => {
       [{ ...upgrade, "sec-websocket-protocol": `responses, openai-insecure-api-key.${value}` }, ""],
       [upgrade, `?client_secret=${value}`],
     ] as const) {
-      const principal = await authenticate(request(headers, query), config, { clientSecrets: true });
+      const principal = await authenticate(request(headers, query), ENV, config, { clientSecrets: true });
       expect(principal).toMatchObject({ tenant: "acme", secret: { sessionId: "sess_1" } });
     }
   });
@@ -67,14 +73,16 @@ describe("authenticate", () => {
   it("looks at the subprotocol and the query of upgrades only", async () => {
     const value = await secret();
     expect(
-      await refusal(authenticate(request({}, `?client_secret=${value}`), config, { clientSecrets: true })),
+      await refusal(
+        authenticate(request({}, `?client_secret=${value}`), ENV, config, { clientSecrets: true }),
+      ),
     ).toEqual({ status: 401, code: "invalid_api_key" });
   });
 
   it("uses the header first when several places hold a credential", async () => {
     const value = await secret();
     const both = request({ ...upgrade, authorization: "Bearer key-aaaa1111" }, `?client_secret=${value}`);
-    expect((await authenticate(both, config, { clientSecrets: true })).secret).toBeNull();
+    expect((await authenticate(both, ENV, config, { clientSecrets: true })).secret).toBeNull();
   });
 
   it("refuses a tenant key where proxies log it, unless ALLOW_INSECURE_API_KEY", async () => {
@@ -84,31 +92,31 @@ describe("authenticate", () => {
     });
     const inQuery = request(upgrade, "?api_key=key-aaaa1111");
     for (const req of [inProtocol, inQuery]) {
-      expect(await refusal(authenticate(req, config, { clientSecrets: true }))).toEqual({
+      expect(await refusal(authenticate(req, ENV, config, { clientSecrets: true }))).toEqual({
         status: 401,
         code: "api_key_not_allowed_here",
       });
       const allowed = parseConfig(env({ ALLOW_INSECURE_API_KEY: "true" }));
-      expect((await authenticate(req, allowed, { clientSecrets: true })).tenant).toBe("acme");
+      expect((await authenticate(req, ENV, allowed, { clientSecrets: true })).tenant).toBe("acme");
     }
   });
 
   it("refuses a valid secret where secrets may not be used, after checking it", async () => {
     const value = await secret();
     const req = request({ authorization: `Bearer ${value}` });
-    expect(await refusal(authenticate(req, config, { clientSecrets: false }))).toEqual({
+    expect(await refusal(authenticate(req, ENV, config, { clientSecrets: false }))).toEqual({
       status: 403,
       code: "client_secret_not_allowed",
     });
     const forged = request({ authorization: `Bearer ${value.slice(0, -2)}AA` });
-    expect((await refusal(authenticate(forged, config, { clientSecrets: false }))).code).toBe(
+    expect((await refusal(authenticate(forged, ENV, config, { clientSecrets: false }))).code).toBe(
       "client_secret_invalid",
     );
   });
 
   it("refuses a missing or unknown credential with invalid_api_key", async () => {
     for (const req of [request({}), request({ authorization: "Bearer nope-nope-nope" })]) {
-      expect(await refusal(authenticate(req, config, { clientSecrets: true }))).toEqual({
+      expect(await refusal(authenticate(req, ENV, config, { clientSecrets: true }))).toEqual({
         status: 401,
         code: "invalid_api_key",
       });

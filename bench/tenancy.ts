@@ -1,0 +1,186 @@
+/**
+ * `npm run bench:tenancy`: tenancy under load (issue #19), two rows against the local stack
+ * (`wrangler dev` + the simulator, scripts/local-stack.ts; tenants made through the admin API):
+ * - **noisy tenant**: 10 tenants, each one WebSocket session running sequential turns at
+ *   `BENCH_TENANT_RATE` turns/s (default 2); one of them runs 10 sessions at that rate (10× the
+ *   others' load) against its `turns_per_minute` limit (`BENCH_NOISY_LIMIT`, default 5 × 60 ×
+ *   rate: half its offered load). The others' turn p50/p99 is compared with a run without the
+ *   noisy tenant; the noisy one must see 429 `rate_limit_exceeded` and no other error.
+ * - **flood**: a quiet session's turn p50/p99 while another socket sends `BENCH_FLOOD_FRAMES`
+ *   (default 10,000) tiny `response.create`s at once, against the same session alone.
+ * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=3 BENCH_FLOOD_FRAMES=500`
+ * is the smoke run. Results are printed as a table and written to bench/results/tenancy-latest.json.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import WebSocket from "ws";
+import { LOCAL_ADMIN_KEY, LOCAL_DEV_KEY, REPO_ROOT, startLocalStack } from "../scripts/local-stack.ts";
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
+const RATE = Number(process.env.BENCH_TENANT_RATE ?? 2);
+const NOISY_LIMIT = Number(process.env.BENCH_NOISY_LIMIT ?? Math.round(5 * 60 * RATE));
+const FLOOD_FRAMES = Number(process.env.BENCH_FLOOD_FRAMES ?? 10_000);
+const TENANTS = 10;
+const MODEL = "deltagate-sim";
+
+interface Tally {
+  latencies: number[];
+  completed: number;
+  rateLimited: number;
+  otherErrors: string[];
+}
+
+const tally = (): Tally => ({ latencies: [], completed: 0, rateLimited: 0, otherErrors: [] });
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+const stack = await startLocalStack({
+  port: 0,
+  simulatorPort: 0,
+  verbose: false,
+  snapshot: true,
+  vars: { TURN_LOG: "0" },
+});
+const wsUrl = `${stack.origin.replace("http", "ws")}/v1/responses`;
+
+async function adminCall(path: string, body: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(`${stack.origin}/admin/v1${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${LOCAL_ADMIN_KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`admin ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+function open(key: string, session: string): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(wsUrl, { headers: { authorization: `Bearer ${key}`, "session-id": session } });
+    ws.once("open", () => resolve(ws));
+    ws.once("error", reject);
+  });
+}
+
+/** One turn: resolves with its latency and how it ended. */
+function turn(ws: WebSocket, input: string): Promise<{ ms: number; outcome: string }> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const onMessage = (data: WebSocket.RawData) => {
+      const event = JSON.parse(String(data)) as { type: string; error?: { code?: string } };
+      let outcome: string | null = null;
+      if (event.type === "response.completed") outcome = "completed";
+      else if (event.type === "error") outcome = event.error?.code ?? "error";
+      else if (event.type === "response.failed" || event.type === "response.incomplete") outcome = event.type;
+      if (outcome === null) return;
+      ws.off("message", onMessage);
+      resolve({ ms: performance.now() - started, outcome });
+    };
+    ws.on("message", onMessage);
+    ws.send(JSON.stringify({ type: "response.create", model: MODEL, input, store: false }));
+  });
+}
+
+/** Sequential turns at `rate` per second until `until`. */
+async function loop(ws: WebSocket, rate: number, until: number, into: Tally): Promise<void> {
+  const period = 1000 / rate;
+  while (performance.now() < until) {
+    const next = performance.now() + period;
+    const { ms, outcome } = await turn(ws, "bench [sim:tokens=20] [sim:tools=0]");
+    if (outcome === "completed") {
+      into.completed++;
+      into.latencies.push(ms);
+    } else if (outcome === "rate_limit_exceeded") into.rateLimited++;
+    else into.otherErrors.push(outcome);
+    const wait = next - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+async function tenantsPhase(withNoisy: boolean, keys: string[]): Promise<{ quiet: Tally; noisy: Tally }> {
+  const quiet = tally();
+  const noisy = tally();
+  const sockets: WebSocket[] = [];
+  const until = performance.now() + SECONDS * 1000;
+  const runs: Promise<void>[] = [];
+  for (let t = 1; t < TENANTS; t++) {
+    const ws = await open(keys[t]!, `quiet-${t}-${withNoisy}-${Date.now()}`);
+    sockets.push(ws);
+    runs.push(loop(ws, RATE, until, quiet));
+  }
+  if (withNoisy) {
+    for (let s = 0; s < 10; s++) {
+      const ws = await open(keys[0]!, `noisy-${s}-${Date.now()}`);
+      sockets.push(ws);
+      runs.push(loop(ws, RATE, until, noisy));
+    }
+  }
+  await Promise.all(runs);
+  for (const ws of sockets) ws.close();
+  return { quiet, noisy };
+}
+
+async function floodPhase(flood: boolean): Promise<Tally> {
+  const quiet = tally();
+  const ws = await open(LOCAL_DEV_KEY, `flood-quiet-${flood}-${Date.now()}`);
+  let flooder: WebSocket | null = null;
+  if (flood) {
+    flooder = await open(LOCAL_DEV_KEY, `flooder-${Date.now()}`);
+    flooder.on("message", () => {});
+    const frame = JSON.stringify({
+      type: "response.create",
+      model: MODEL,
+      input: "x [sim:tokens=1]",
+      store: false,
+    });
+    setTimeout(() => {
+      for (let i = 0; i < FLOOD_FRAMES; i++) flooder?.send(frame);
+    }, 200);
+  }
+  await loop(ws, RATE * 5, performance.now() + Math.max(3, SECONDS / 3) * 1000, quiet);
+  ws.close();
+  flooder?.close();
+  return quiet;
+}
+
+const row = (label: string, t: Tally) => ({
+  phase: label,
+  turns: t.completed,
+  p50_ms: Number(percentile(t.latencies, 50).toFixed(1)),
+  p99_ms: Number(percentile(t.latencies, 99).toFixed(1)),
+  rate_limited: t.rateLimited,
+  other_errors: t.otherErrors.length,
+});
+
+try {
+  const keys: string[] = [];
+  const stamp = Date.now();
+  for (let t = 0; t < TENANTS; t++) {
+    const id = `bench-${stamp}-${t}`;
+    await adminCall("/tenants", { id, ...(t === 0 ? { limits: { turns_per_minute: NOISY_LIMIT } } : {}) });
+    keys.push(String((await adminCall(`/tenants/${id}/keys`, { name: "bench" })).key));
+  }
+  const baseline = await tenantsPhase(false, keys);
+  const contended = await tenantsPhase(true, keys);
+  const quietAlone = await floodPhase(false);
+  const quietFlooded = await floodPhase(true);
+  const rows = [
+    row("9 tenants, no noisy tenant", baseline.quiet),
+    row("9 tenants, with the noisy one", contended.quiet),
+    row(`noisy tenant (10×, limit ${NOISY_LIMIT}/min)`, contended.noisy),
+    row("quiet session alone", quietAlone),
+    row(`quiet session, ${FLOOD_FRAMES} creates flooding another socket`, quietFlooded),
+  ];
+  console.table(rows);
+  const out = join(REPO_ROOT, "bench/results");
+  mkdirSync(out, { recursive: true });
+  writeFileSync(
+    join(out, "tenancy-latest.json"),
+    `${JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rate: RATE, rows, noisyErrors: contended.noisy.otherErrors.slice(0, 20), quietErrors: [...baseline.quiet.otherErrors, ...contended.quiet.otherErrors].slice(0, 20) }, null, 2)}\n`,
+  );
+} finally {
+  await stack.stop();
+}

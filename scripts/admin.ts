@@ -1,0 +1,183 @@
+/**
+ * `npm run admin -- <command>`: the admin CLI, a thin client of the admin HTTP API
+ * (src/tenancy/admin-api.ts). Against the local stack (`npm start`, http://127.0.0.1:8787 with the
+ * local admin key) by default; `--remote https://deltagate.example.workers.dev` (or
+ * `DELTAGATE_ADMIN_URL`) targets a deployed one, with its key from `DELTAGATE_ADMIN_KEY` (never a
+ * command-line argument, so it stays out of shell history).
+ * Commands:
+ *   tenants create <id> [--name N]       tenants list
+ *   keys create <tenant> [--name N]      keys list <tenant>      keys revoke <tenant> <key_id>
+ *   usage [--tenant T] [--since YYYY-MM-DD]
+ *   limits set <tenant> [--max-sockets N] [--sessions-per-key N] [--turns-per-minute N]
+ *                       [--request-bytes-per-minute N] [--tokens-per-day N]   (N or "none")
+ *   settings set <tenant> '{"models":[…],"safety":{…},"model_aliases":{…}}'
+ *   upstream-key set <tenant> --from-env VAR | upstream-key remove <tenant>
+ * Add `--json` for raw JSON. A new key is printed once; nothing can show it again.
+ */
+import { parseArgs } from "node:util";
+import { LOCAL_ADMIN_KEY } from "./local-stack.ts";
+
+const LIMIT_FLAGS = {
+  "max-sockets": "max_sockets",
+  "sessions-per-key": "sessions_per_key",
+  "turns-per-minute": "turns_per_minute",
+  "request-bytes-per-minute": "request_bytes_per_minute",
+  "tokens-per-day": "tokens_per_day",
+} as const;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    remote: { type: "string" },
+    name: { type: "string" },
+    tenant: { type: "string" },
+    since: { type: "string" },
+    json: { type: "boolean", default: false },
+    "from-env": { type: "string" },
+    ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
+  },
+});
+
+const remote = values.remote || process.env.DELTAGATE_ADMIN_URL || undefined;
+const base = (remote ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`).replace(/\/+$/, "");
+const adminKey = process.env.DELTAGATE_ADMIN_KEY || (remote ? undefined : LOCAL_ADMIN_KEY);
+
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<unknown> {
+  if (!adminKey) fail("Set DELTAGATE_ADMIN_KEY to the deployment's ADMIN_API_KEY.");
+  let response: Response;
+  try {
+    response = await fetch(`${base}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch (error) {
+    fail(`Cannot reach ${base} (${(error as Error).message}). Is \`npm start\` running?`);
+  }
+  const text = await response.text();
+  const parsed: unknown = text ? JSON.parse(text) : null;
+  if (!response.ok) {
+    const message = (parsed as { error?: { message?: string } } | null)?.error?.message ?? text;
+    fail(`${response.status}: ${message}`);
+  }
+  return parsed;
+}
+
+function show(value: unknown, rows?: (value: unknown) => Record<string, unknown>[]): void {
+  if (values.json || !rows) console.log(JSON.stringify(value, null, 2));
+  else console.table(rows(value));
+}
+
+const time = (ms: unknown) => (typeof ms === "number" ? new Date(ms).toISOString() : "");
+const need = (value: string | undefined, what: string) => value ?? fail(`Missing ${what}.`);
+
+const [group, action, ...rest] = positionals;
+switch (`${group} ${action ?? ""}`.trim()) {
+  case "tenants create": {
+    const id = need(rest[0], "tenant id");
+    show(await call("POST", "/tenants", { id, ...(values.name ? { name: values.name } : {}) }));
+    break;
+  }
+  case "tenants list":
+    show(await call("GET", "/tenants"), (v) =>
+      (v as { data: Record<string, unknown>[] }).data.map((t) => ({
+        id: t.id,
+        name: t.name,
+        created: time(t.created_at),
+        limits: JSON.stringify(t.limits ?? {}),
+        open_sockets: t.open_sockets,
+      })),
+    );
+    break;
+  case "keys create": {
+    const tenant = need(rest[0], "tenant id");
+    const created = (await call(
+      "POST",
+      `/tenants/${tenant}/keys`,
+      values.name ? { name: values.name } : {},
+    )) as {
+      key: string;
+      key_id: string;
+    };
+    if (values.json) show(created);
+    else console.log(`${created.key}\n\nKey ${created.key_id} of ${tenant}. Shown once: store it now.`);
+    break;
+  }
+  case "keys list": {
+    const tenant = need(rest[0], "tenant id");
+    show(await call("GET", `/tenants/${tenant}/keys`), (v) =>
+      (v as { data: Record<string, unknown>[] }).data.map((k) => ({
+        key_id: k.key_id,
+        prefix: k.prefix,
+        name: k.name,
+        created: time(k.created_at),
+        last_used: time(k.last_used_at),
+        revoked: time(k.revoked_at),
+      })),
+    );
+    break;
+  }
+  case "keys revoke": {
+    const tenant = need(rest[0], "tenant id");
+    const keyId = need(rest[1], "key id");
+    show(await call("POST", `/tenants/${tenant}/keys/${keyId}/revoke`));
+    break;
+  }
+  case "usage": {
+    const query = new URLSearchParams();
+    if (values.tenant) query.set("tenant", values.tenant);
+    if (values.since) query.set("since", values.since);
+    show(await call("GET", `/usage?${query}`), (v) =>
+      (v as { data: Record<string, unknown>[] }).data.map((u) => ({
+        ...u,
+        statuses: JSON.stringify(u.statuses),
+      })),
+    );
+    break;
+  }
+  case "limits set": {
+    const tenant = need(rest[0], "tenant id");
+    const limits: Record<string, number | null> = {};
+    for (const [flag, field] of Object.entries(LIMIT_FLAGS)) {
+      const raw = (values as Record<string, unknown>)[flag];
+      if (typeof raw !== "string") continue;
+      const value = raw === "none" ? null : Number(raw);
+      if (value !== null && !(Number.isInteger(value) && value > 0))
+        fail(`--${flag} takes a positive integer or "none".`);
+      limits[field] = value;
+    }
+    if (Object.keys(limits).length === 0)
+      fail(
+        `Name at least one limit: ${Object.keys(LIMIT_FLAGS)
+          .map((f) => `--${f}`)
+          .join(" ")}`,
+      );
+    show(await call("PATCH", `/tenants/${tenant}`, { limits }));
+    break;
+  }
+  case "settings set": {
+    const tenant = need(rest[0], "tenant id");
+    const json = need(rest[1] ?? process.env.DELTAGATE_SETTINGS, "settings JSON (argument)");
+    show(await call("PATCH", `/tenants/${tenant}`, { settings: JSON.parse(json) }));
+    break;
+  }
+  case "upstream-key set": {
+    const tenant = need(rest[0], "tenant id");
+    const variable = need(values["from-env"], "--from-env VAR (the key is read from that variable)");
+    const key = process.env[variable] ?? fail(`${variable} is not set.`);
+    show(await call("PATCH", `/tenants/${tenant}`, { upstream_api_key: key }));
+    break;
+  }
+  case "upstream-key remove":
+    show(await call("PATCH", `/tenants/${need(rest[0], "tenant id")}`, { upstream_api_key: null }));
+    break;
+  default:
+    fail(
+      "Usage: npm run admin -- tenants create|list, keys create|list|revoke, usage [--tenant] [--since], limits set, settings set, upstream-key set|remove [--remote URL] [--json]",
+    );
+}

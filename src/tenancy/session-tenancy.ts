@@ -1,0 +1,162 @@
+/**
+ * Tenancy inside a session Durable Object: the one object the session composes (session-do.ts),
+ * so the session's own code only calls it at its entry points. Composes the usage outbox
+ * (usage-outbox.ts) and the tenant gate (tenant-gate.ts); owns what the session tells them:
+ * - an upgrade's tenancy (tenant snapshot, key, socket lease) and the socket's release;
+ * - the admission of each create, WebSocket or HTTP (limits, allowed models, aliases);
+ * - each finished turn's usage, by key and model;
+ * - the safety policy of the tenant (the tenant's own replaces its `SAFETY_TENANTS` entry);
+ * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound).
+ */
+import type { Config } from "../config/config.ts";
+import type { TurnScope } from "../engine/turn-engine.ts";
+import type { CreateRequest } from "../protocol/create-request.ts";
+import { errorEvent } from "../protocol/error-rendering.ts";
+import { type ApiError, invalidApiKey } from "../protocol/errors.ts";
+import type { SafetySettings } from "../safety/config.ts";
+import type { PolicyOverride } from "../safety/policy.ts";
+import type { ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
+import { socketTenancyOf } from "./socket-admission.ts";
+import type { TenancyEnv } from "./tenancy-env.ts";
+import type { Tenant } from "./tenant.ts";
+import { TenantGate } from "./tenant-gate.ts";
+import { UsageOutbox } from "./usage-outbox.ts";
+
+/** What tenancy reads of a socket's attachment (src/session/connection.ts keeps these fields). */
+export interface TenancyAttachment {
+  tenant: string;
+  keyId?: string;
+  lease?: string;
+}
+
+/** The tenancy fields a socket's attachment keeps (connection.ts). */
+export interface SocketKeys {
+  keyId?: string;
+  lease?: string;
+}
+
+/** Collaborators of a session's tenancy. */
+export interface SessionTenancyDeps {
+  ctx: DurableObjectState;
+  env: TenancyEnv;
+  config: Config;
+  /** The session's owning tenant (null before its first request). */
+  tenant(): string | null;
+  /** The session's open sockets with their attachments. */
+  sockets(): { ws: WebSocket; attachment: TenancyAttachment | null }[];
+}
+
+/** Tenancy of one session Durable Object. */
+export class SessionTenancy {
+  private readonly deps: SessionTenancyDeps;
+  readonly gate: TenantGate;
+  /** The safety settings the session's checks use: the deployment's, with the tenant's policy. */
+  readonly safety: SafetySettings;
+
+  constructor(deps: SessionTenancyDeps) {
+    this.deps = deps;
+    const safetyOverrides = new Map<string, PolicyOverride>(deps.config.safety.tenants);
+    this.safety = { ...deps.config.safety, tenants: safetyOverrides };
+    this.gate = new TenantGate({
+      tenants: deps.env.TENANTS,
+      source: deps.ctx.id.toString(),
+      tenant: deps.tenant,
+      keyIds: () => [...new Set(deps.sockets().flatMap(({ attachment }) => attachment?.keyId ?? []))],
+      outbox: new UsageOutbox(deps.ctx.storage.sql),
+      safetyOverrides,
+      onRevoked: (keyIds) => this.closeRevoked(keyIds),
+      track: (promise) => deps.ctx.waitUntil(promise),
+      now: Date.now,
+    });
+  }
+
+  /**
+   * An upgrade about to be accepted: takes the Worker's snapshot and, when the tenant has counting
+   * limits and this session has no tenant-wide counts yet, syncs first (one round trip per cold
+   * session, on the upgrade, not on a turn).
+   * @returns what the socket's attachment keeps.
+   */
+  async upgrading(headers: Headers): Promise<SocketKeys> {
+    const tenancy = socketTenancyOf(headers);
+    if (!tenancy) return {};
+    this.gate.observe(tenancy.tenant);
+    if (this.gate.needsView()) await this.gate.flush();
+    return { keyId: tenancy.tenant.keyId, ...(tenancy.lease ? { lease: tenancy.lease } : {}) };
+  }
+
+  /**
+   * Admits an HTTP create: as `admit`, after a sync when this session has no tenant-wide counts
+   * yet (a new HTTP chain lands in a new session: without it, each would start from zero).
+   */
+  async admitHttp(
+    request: CreateRequest,
+    bytes: number,
+    tenant: Tenant | undefined,
+  ): Promise<ApiError | null> {
+    if (tenant) this.gate.observe(tenant);
+    if (this.gate.needsView()) await this.gate.flush();
+    return this.admit(request, bytes);
+  }
+
+  /** A socket closed: its lease goes back to the tenant. */
+  released(attachment: TenancyAttachment | null | undefined): void {
+    const lease = attachment?.lease;
+    const tenant = attachment?.tenant;
+    const tenants = this.deps.env.TENANTS;
+    if (!lease || !tenant || !tenants) return;
+    this.deps.ctx.waitUntil(
+      tenants
+        .getByName(tenant)
+        .closeSocket(lease)
+        .catch(() => {}),
+    );
+  }
+
+  /**
+   * Admits a create (WebSocket frame or HTTP request); the model may be rewritten by the tenant's
+   * aliases.
+   * @returns null, or the error to report instead of running it.
+   */
+  admit(request: CreateRequest, bytes: number): ApiError | null {
+    const verdict = this.gate.admit(request.model, bytes);
+    if ("error" in verdict) return verdict.error;
+    request.model = verdict.model;
+    return null;
+  }
+
+  /** A turn ended: its usage goes to the outbox (in the turn's commit). */
+  finished(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void {
+    const usage = outcome?.usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
+    const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+    this.gate.finished({
+      keyId: scope.keyId ?? "env",
+      model: record.model,
+      status: outcome?.status ?? "cancelled",
+      inputTokens: count(usage?.input_tokens),
+      outputTokens: count(usage?.output_tokens),
+    });
+  }
+
+  /** Flushes the outbox (the alarm calls this: no usage is lost when the session is evicted). */
+  flush(): Promise<void> {
+    return this.gate.flush();
+  }
+
+  /** The latest time the alarm must run to flush the outbox, or null. */
+  deadline(): number | null {
+    return this.gate.deadline();
+  }
+
+  private closeRevoked(keyIds: string[]): void {
+    const revoked = new Set(keyIds);
+    for (const { ws, attachment } of this.deps.sockets()) {
+      if (!attachment?.keyId || !revoked.has(attachment.keyId)) continue;
+      try {
+        ws.send(JSON.stringify(errorEvent(invalidApiKey(), this.deps.config.redactor)));
+        ws.close(1008, "API key revoked");
+      } catch {
+        // already closing
+      }
+    }
+  }
+}

@@ -1,0 +1,256 @@
+/**
+ * The tenant Durable Object: one per tenant (`TENANTS.getByName(tenant id)`), the control plane's
+ * store. Composes `TenantStore`; owns the RPC surface the data plane and the admin API use:
+ * - `resolve`: a key (by hash) → the tenant snapshot the Worker caches (api-keys.ts, key-cache.ts);
+ * - `sync`: a session's usage outbox batch in, the tenant-wide counters and limits out
+ *   (tenant-gate.ts), with the revoked keys among those the session's sockets use;
+ * - `openSocket` / `closeSocket`: socket leases (max_sockets, sessions_per_key);
+ * - admin: create, update, keys, usage.
+ * Why a Durable Object per tenant: strongly consistent (a revocation or a budget is exact here), no
+ * global bottleneck (Cloudflare calls one global limiter object an anti-pattern, and one object
+ * serves about 1,000 requests/s), and it is off the hot path: the Worker and the sessions cache
+ * what they read from it (README "Tenants, keys and limits").
+ * Source: https://developers.cloudflare.com/durable-objects/best-practices/rules-of-durable-objects/
+ */
+import { DurableObject } from "cloudflare:workers";
+import { parseConfig } from "../config/config.ts";
+import type { Env } from "../config/env.ts";
+import { mintKey, TENANT_ID } from "./api-keys.ts";
+import { dayOf, minuteOf } from "./clock.ts";
+import { controlKeys, sealUpstreamKey } from "./control-crypto.ts";
+import type { TenantRegistryDurableObject } from "./registry-do.ts";
+import {
+  type LimitsPatch,
+  patchLimits,
+  type Tenant,
+  type TenantLimits,
+  type TenantSettings,
+} from "./tenant.ts";
+import {
+  type Admitted,
+  type KeyRecord,
+  TenantStore,
+  type UsageEntry,
+  type UsageRow,
+} from "./tenant-store.ts";
+
+/** The environment a tenant Durable Object reads: the registry it records itself in. */
+interface TenantObjectEnv extends Env {
+  TENANT_REGISTRY?: DurableObjectNamespace<TenantRegistryDurableObject>;
+}
+
+/** What a session reports to its tenant (tenant-gate.ts). */
+export interface SyncReport {
+  /** The session Durable Object's id (exactly-once per source). */
+  source: string;
+  entries: UsageEntry[];
+  /** Turns admitted since the last sync, by minute (turns_per_minute, request_bytes_per_minute). */
+  admitted: Admitted[];
+  /** Keys of the session's open sockets, to learn which were revoked. */
+  keyIds: string[];
+}
+
+/** The tenant-wide view a session enforces until its next sync. */
+export interface SyncReply {
+  /** Highest outbox seq applied: the session deletes its outbox up to it. */
+  applied: number;
+  /** Null when the tenant does not exist (any more). */
+  limits: TenantLimits | null;
+  settings: TenantSettings;
+  minute: number;
+  turnsThisMinute: number;
+  bytesThisMinute: number;
+  day: string;
+  tokensToday: number;
+  revoked: string[];
+}
+
+/** The admin view of a tenant. */
+export interface TenantInfo {
+  id: string;
+  name: string;
+  created_at: number;
+  limits: TenantLimits;
+  settings: TenantSettings;
+  own_upstream_key: boolean;
+  open_sockets: number;
+}
+
+/** One tenant's control-plane state. */
+export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
+  private readonly store: TenantStore;
+
+  constructor(ctx: DurableObjectState, env: TenantObjectEnv) {
+    super(ctx, env);
+    this.store = new TenantStore(ctx.storage);
+  }
+
+  /**
+   * The tenant snapshot for a key: a minted key by its hash (null when unknown or revoked), or,
+   * with `hash` null, a `DELTAGATE_API_KEYS` key of `tenant` (its row is created on first use, so
+   * the quick-start tenant has limits, settings and a ledger like any other).
+   */
+  async resolve(tenant: string, hash: string | null, keyId: string): Promise<Tenant | null> {
+    return this.snapshot(tenant, hash, keyId, hash === null);
+  }
+
+  /**
+   * The tenant snapshot for a client secret of `tenant` (src/auth/client-secret.ts): null when the
+   * control plane has no such tenant (no row is created: a secret alone does not make a tenant).
+   */
+  async resolveForSecret(tenant: string, keyId: string): Promise<Tenant | null> {
+    return this.snapshot(tenant, null, keyId, false);
+  }
+
+  private async snapshot(
+    tenant: string,
+    hash: string | null,
+    keyId: string,
+    ensure: boolean,
+  ): Promise<Tenant | null> {
+    if (ensure) await this.ensure(tenant, tenant);
+    const row = this.store.tenant();
+    if (!row || row.id !== tenant) return null;
+    if (hash !== null && !this.store.useKey(hash, keyId, Date.now())) return null;
+    return {
+      id: row.id,
+      keyId,
+      limits: row.limits,
+      settings: row.settings,
+      ownUpstreamKey: row.upstream_key_sealed !== null,
+    };
+  }
+
+  /** Applies a session's usage batch; returns the tenant-wide counters and the current limits. */
+  sync(report: SyncReport): SyncReply {
+    const now = Date.now();
+    const applied = this.store.applyUsage(report.source, report.entries, now);
+    this.store.addAdmitted(report.admitted, now);
+    const row = this.store.tenant();
+    const minute = minuteOf(now);
+    const day = dayOf(now);
+    const counters = this.store.counters(minute, day);
+    return {
+      applied,
+      limits: row?.limits ?? null,
+      settings: row?.settings ?? {},
+      minute,
+      turnsThisMinute: counters.turns,
+      bytesThisMinute: counters.bytes,
+      day,
+      tokensToday: counters.tokens,
+      revoked: this.store.revokedAmong(report.keyIds),
+    };
+  }
+
+  /**
+   * Takes a lease for a new socket (before its upgrade).
+   * @returns null when granted, else the limit that refused it.
+   */
+  openSocket(
+    lease: string,
+    keyId: string,
+    session: string,
+    ttlMs: number,
+  ): "max_sockets" | "sessions_per_key" | null {
+    const row = this.store.tenant();
+    if (!row) return null;
+    const now = Date.now();
+    return this.store.openSocket({ lease, keyId, session, expiresAt: now + ttlMs }, row.limits, now);
+  }
+
+  /** Releases a socket lease (the socket closed). */
+  closeSocket(lease: string): void {
+    this.store.closeSocket(lease);
+  }
+
+  // ---- admin (src/tenancy/admin-api.ts) ----
+
+  /** Creates the tenant (idempotent); returns its info and whether it is new. */
+  async ensure(id: string, name: string): Promise<{ info: TenantInfo; created: boolean }> {
+    if (!TENANT_ID.test(id)) throw new Error("invalid tenant id");
+    const created = this.store.create(id, name, Date.now());
+    if (created) await this.env.TENANT_REGISTRY?.getByName("registry").add(id, Date.now());
+    const info = this.info();
+    if (!info) throw new Error("tenant not created");
+    return { info, created };
+  }
+
+  info(): TenantInfo | null {
+    const row = this.store.tenant();
+    if (!row) return null;
+    return {
+      id: row.id,
+      name: row.name,
+      created_at: row.created_at,
+      limits: row.limits,
+      settings: row.settings,
+      own_upstream_key: row.upstream_key_sealed !== null,
+      open_sockets: this.store.openSockets(Date.now()),
+    };
+  }
+
+  /**
+   * Sets limits (merged into the current ones; null lifts one), settings (merged) and/or the
+   * tenant's own upstream key (sealed here; null removes it).
+   * @throws {Error} when the tenant does not exist or no `CONTROL_SECRET` can seal the key.
+   */
+  async update(change: {
+    limits?: LimitsPatch;
+    settings?: TenantSettings;
+    upstreamApiKey?: string | null;
+  }): Promise<TenantInfo> {
+    const row = this.store.tenant();
+    if (!row) throw new Error("no such tenant");
+    let sealed: string | null | undefined;
+    if (change.upstreamApiKey === null) sealed = null;
+    else if (change.upstreamApiKey !== undefined) {
+      const keys = controlKeys(parseConfig(this.env).controlSecret);
+      if (!keys) throw new Error("CONTROL_SECRET is not set: cannot store an upstream key");
+      sealed = await sealUpstreamKey(await keys, row.id, change.upstreamApiKey);
+    }
+    this.store.update({
+      ...(change.limits ? { limits: patchLimits(row.limits, change.limits) } : {}),
+      ...(change.settings ? { settings: { ...row.settings, ...change.settings } } : {}),
+      ...(sealed !== undefined ? { sealed } : {}),
+    });
+    return this.info()!;
+  }
+
+  /**
+   * Mints a key: the key itself is returned once and never stored (only its hash).
+   * @throws {Error} when the tenant does not exist or `CONTROL_SECRET` is not set.
+   */
+  async createKey(name: string | null): Promise<{ key: string; record: KeyRecord }> {
+    const row = this.store.tenant();
+    if (!row) throw new Error("no such tenant");
+    const keys = controlKeys(parseConfig(this.env).controlSecret);
+    if (!keys) throw new Error("CONTROL_SECRET is not set: keys cannot be minted");
+    const minted = await mintKey((await keys).signing, row.id);
+    const now = Date.now();
+    this.store.addKey(minted.keyId, minted.hash, minted.prefix, name, now);
+    return {
+      key: minted.key,
+      record: {
+        key_id: minted.keyId,
+        prefix: minted.prefix,
+        name,
+        created_at: now,
+        last_used_at: null,
+        revoked_at: null,
+      },
+    };
+  }
+
+  listKeys(): KeyRecord[] {
+    return this.store.keys();
+  }
+
+  revokeKey(keyId: string): boolean {
+    return this.store.revokeKey(keyId, Date.now());
+  }
+
+  usage(since: string): UsageRow[] {
+    return this.store.usage(since);
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The usage outbox of a session Durable Object: one row per finished turn, in the session's own
+ * SQLite, until its tenant's Durable Object has applied it (tenant-gate.ts flushes it). Owns the
+ * no-loss rule: a row is written in the same synchronous step as the turn's terminal state (so
+ * the same storage commit), and deleted only after the tenant acknowledged its sequence number;
+ * an evicted or restarted session finds its rows on wake and its alarm flushes them.
+ * The table is created here (not in migrations/) because only this module reads or writes it.
+ */
+import type { UsageEntry } from "./tenant-store.ts";
+
+/** Rows sent per flush at most. */
+export const OUTBOX_BATCH = 500;
+
+/** The outbox of one session. */
+export class UsageOutbox {
+  private readonly sql: SqlStorage;
+  /** Rows waiting (kept in memory, so the alarm's deadline costs no query). */
+  private waiting: number;
+  /** When the oldest waiting row was written, ms (null: none). */
+  private oldest: number | null;
+
+  constructor(sql: SqlStorage) {
+    this.sql = sql;
+    sql.exec(`CREATE TABLE IF NOT EXISTS usage_outbox (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      day TEXT NOT NULL, model TEXT NOT NULL, key_id TEXT NOT NULL, status TEXT NOT NULL,
+      input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, at INTEGER NOT NULL)`);
+    const row = sql
+      .exec<{ n: number; at: number | null }>("SELECT COUNT(*) AS n, MIN(at) AS at FROM usage_outbox")
+      .one();
+    this.waiting = row.n;
+    this.oldest = row.at;
+  }
+
+  /** Records one finished turn. */
+  add(entry: Omit<UsageEntry, "seq">, at: number): void {
+    this.sql.exec(
+      "INSERT INTO usage_outbox (day, model, key_id, status, input_tokens, output_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      entry.day,
+      entry.model,
+      entry.keyId,
+      entry.status,
+      entry.inputTokens,
+      entry.outputTokens,
+      at,
+    );
+    this.waiting++;
+    this.oldest ??= at;
+  }
+
+  /** The oldest rows, up to `OUTBOX_BATCH` (read from storage: what any instance wrote). */
+  batch(): UsageEntry[] {
+    return this.sql
+      .exec<{
+        seq: number;
+        day: string;
+        model: string;
+        key_id: string;
+        status: string;
+        input_tokens: number;
+        output_tokens: number;
+      }>("SELECT * FROM usage_outbox ORDER BY seq LIMIT ?", OUTBOX_BATCH)
+      .toArray()
+      .map((row) => ({
+        seq: row.seq,
+        day: row.day,
+        model: row.model,
+        keyId: row.key_id,
+        status: row.status,
+        inputTokens: row.input_tokens,
+        outputTokens: row.output_tokens,
+      }));
+  }
+
+  /** Deletes the rows the tenant applied (seq ≤ `applied`). */
+  ack(applied: number): void {
+    this.sql.exec("DELETE FROM usage_outbox WHERE seq <= ?", applied);
+    const row = this.sql
+      .exec<{ n: number; at: number | null }>("SELECT COUNT(*) AS n, MIN(at) AS at FROM usage_outbox")
+      .one();
+    this.waiting = row.n;
+    this.oldest = row.at;
+  }
+
+  /** When the oldest waiting row was written, or null when the outbox is empty. */
+  oldestAt(): number | null {
+    return this.waiting === 0 ? null : this.oldest;
+  }
+}

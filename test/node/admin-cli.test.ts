@@ -1,0 +1,71 @@
+/**
+ * `npm run admin` (scripts/admin.ts) against the local stack `npm start` runs: the seeded dev
+ * tenant is listed; a tenant and a key are created (the key printed once) and the key works; its
+ * usage shows up; a limit is set; the key is revoked and refused once the Worker's cache bound has
+ * passed (or at once in a fresh isolate).
+ */
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../scripts/local-stack.ts";
+import { runProcess } from "../support/e2e-process.ts";
+import { useProxiedStack } from "../support/e2e-stack.ts";
+
+const e2e = useProxiedStack();
+
+async function admin(...args: string[]): Promise<string> {
+  const port = new URL(e2e.stack.origin).port;
+  const result = await runProcess(process.execPath, [join(REPO_ROOT, "scripts/admin.ts"), ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, PORT: port, DELTAGATE_ADMIN_KEY: "", DELTAGATE_ADMIN_URL: "" },
+    timeoutMs: 30_000,
+  });
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout;
+}
+
+describe("npm run admin against the local stack", () => {
+  it("creates a tenant and a key, shows usage, sets limits, revokes", async () => {
+    const { origin } = e2e.stack;
+    // The dev key's tenant exists once it was used.
+    expect(
+      (await fetch(`${origin}/v1/models`, { headers: { authorization: "Bearer dg-local-dev-key" } })).status,
+    ).toBe(200);
+    expect(await admin("tenants", "list", "--json")).toContain('"id": "local"');
+    const tenant = `cli-${Date.now()}`;
+    await admin("tenants", "create", tenant, "--name", "CLI test");
+    const created = JSON.parse(await admin("keys", "create", tenant, "--name", "ci", "--json")) as {
+      key: string;
+      key_id: string;
+    };
+    expect(created.key.startsWith(`dgk_${tenant}_`)).toBe(true);
+    const auth = { authorization: `Bearer ${created.key}`, "content-type": "application/json" };
+    const turn = await fetch(`${origin}/v1/responses`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ model: "deltagate-sim", input: "hi [sim:tokens=3]" }),
+    });
+    expect(turn.status).toBe(200);
+    const listed = await admin("keys", "list", tenant, "--json");
+    expect(listed).not.toContain(created.key);
+    expect(listed).toContain(created.key_id);
+    await expect
+      .poll(async () => JSON.parse(await admin("usage", "--tenant", tenant, "--json")).data.length, {
+        timeout: 15_000,
+      })
+      .toBe(1);
+    const limited = JSON.parse(
+      await admin("limits", "set", tenant, "--turns-per-minute", "100", "--json"),
+    ) as {
+      limits: Record<string, unknown>;
+    };
+    expect(limited.limits.turns_per_minute).toBe(100);
+    await admin("keys", "revoke", tenant, created.key_id);
+    // Refused within the documented bound (30 s).
+    await expect
+      .poll(async () => (await fetch(`${origin}/v1/models`, { headers: auth })).status, {
+        timeout: 40_000,
+        interval: 1_000,
+      })
+      .toBe(401);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * A flood of creates on one socket (issue #19 §4): past the 64 queued, each create is refused with
+ * 429 `websocket_queue_full` on its lane — the default lane's before the frame is parsed
+ * (ws-transport.ts) — the socket stays open, the queued creates run once the running one ends, and
+ * another session's turn completes meanwhile.
+ */
+import { describe, expect, inject, it } from "vitest";
+import { MAX_QUEUED } from "../../../src/session/lanes.ts";
+import { connect, uniqueSession } from "../../support/ws-client.ts";
+
+const MODEL = "deltagate-sim";
+const EXTRA = 500;
+
+describe("flood of creates on one socket", () => {
+  it("refuses what does not fit, cheaply, and keeps the socket and its neighbours working", async () => {
+    const hold = uniqueSession("flood-hold");
+    const ws = await connect({ session: uniqueSession("flood") });
+    ws.send({ type: "response.create", model: MODEL, input: `running [sim:hold=${hold}]` });
+    await ws.until((frames) => frames.some((f) => f.type === "response.created"));
+    const tiny = JSON.stringify({ type: "response.create", model: MODEL, input: "x [sim:tokens=1]" });
+    for (let i = 0; i < MAX_QUEUED + EXTRA; i++) ws.send(tiny);
+    // A named lane's create takes the ordinary path: refused on its own lane.
+    ws.send({ type: "response.create", model: MODEL, input: "named", stream_id: "side" });
+    const refusals = () =>
+      ws.frames.filter(
+        (f) =>
+          f.type === "error" && (f as { error?: { code?: string } }).error?.code === "websocket_queue_full",
+      );
+    await ws.until(() => refusals().length >= EXTRA + 1, 30_000);
+    expect(refusals().filter((f) => f.stream_id === undefined)).toHaveLength(EXTRA);
+    expect(refusals().filter((f) => f.stream_id === "side")).toHaveLength(1);
+    for (const refusal of refusals()) expect((refusal as { status?: number }).status).toBe(429);
+    // A neighbour's turn meanwhile.
+    const quiet = await connect({ session: uniqueSession("flood-neighbour") });
+    quiet.send({ type: "response.create", model: MODEL, input: "quiet [sim:tokens=3]" });
+    expect((await quiet.turn(0)).at(-1)?.type).toBe("response.completed");
+    quiet.close();
+    // The socket is usable: the running response ends, the 64 queued ones run.
+    await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
+    await ws.until(
+      (frames) => frames.filter((f) => f.type === "response.completed").length === MAX_QUEUED + 1,
+      60_000,
+    );
+    expect(ws.closeEvent).toBeNull();
+    ws.close();
+  });
+});
