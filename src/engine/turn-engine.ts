@@ -5,9 +5,10 @@
  *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
  *      store:true within retention; store:false its own socket, or another socket of the tenant
  *      within the grace window; imported from another session of the tenant when needed);
- *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
- *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
- *      pairing over both, the record;
+ *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
+ *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
+ *      items that never finished, history-repair.ts; from the chain's latest compaction output
+ *      on, src/compaction/compaction-items.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
@@ -26,6 +27,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
+import { fromWindowStart, splitTrigger } from "../compaction/compaction-items.ts";
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
@@ -139,7 +141,7 @@ export class TurnEngine {
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const parent = await this.resolveParent(request, scope);
+    const parent = await this.resolveParent(request.previous_response_id ?? null, scope);
     timer.lap("state");
     let failedId: string | null = null;
     try {
@@ -165,9 +167,8 @@ export class TurnEngine {
    * Step 1: the response `previous_response_id` names, visible to `scope` and finished.
    * @throws {ApiError} `previous_response_not_found` / `previous_response_in_progress`.
    */
-  private async resolveParent(request: CreateRequest, scope: TurnScope): Promise<ResponseRecord | null> {
+  private async resolveParent(parentId: string | null, scope: TurnScope): Promise<ResponseRecord | null> {
     const { store } = this.deps;
-    const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
     if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
@@ -185,6 +186,21 @@ export class TurnEngine {
   }
 
   /**
+   * The history a request with `previous_response_id` continues, as a turn would send it (visible
+   * to `scope`, repaired, from its latest compaction output on): for the endpoints that read a
+   * context without running a turn (`/v1/responses/compact`, `/v1/responses/input_tokens`).
+   * @throws {ApiError} as step 1.
+   */
+  async historyFor(
+    previousResponseId: string | null,
+    input: readonly StoredItem[],
+    scope: TurnScope,
+  ): Promise<readonly StoredItem[]> {
+    const parent = await this.resolveParent(previousResponseId, scope);
+    return fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent)).items;
+  }
+
+  /**
    * Step 2: the input items, the full context (history + input) validated for tool pairing,
    * and the response record.
    * @throws {ApiError} 400 for an oversized item or a pairing violation.
@@ -195,9 +211,11 @@ export class TurnEngine {
     scope: TurnScope,
     timer: TurnTimer,
   ): Turn {
-    const input = inputItems(request);
-    // Without what interrupted or deleted turns left (history-repair.ts).
-    const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
+    // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/).
+    const { items: input, trigger } = splitTrigger(inputItems(request));
+    // Without what interrupted or deleted turns left (history-repair.ts), and from the chain's
+    // latest compaction output on (it replaces what came before it: compaction-items.ts).
+    const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
@@ -223,8 +241,15 @@ export class TurnEngine {
     return {
       record,
       input,
-      prepared: { responseId: record.id, request, context, timer },
+      prepared: {
+        responseId: record.id,
+        request,
+        context,
+        timer,
+        ...(trigger ? { compactionTrigger: true } : {}),
+      },
       upstreamRequest: {
+        ...(trigger ? { compactionTrigger: true } : {}),
         model: request.model,
         input: context.all.items,
         newInput: input,

@@ -13,6 +13,7 @@
  * `onConnected` listener.
  */
 import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import type { Upstream, UpstreamEvent, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
 import type { TurnStage } from "./stage.ts";
 import type { TurnTimer } from "./turn-timer.ts";
@@ -23,10 +24,7 @@ export function timingStage(): TurnStage {
 }
 
 function timed(inner: Upstream, timer: TurnTimer): Upstream {
-  return {
-    get contextWindow() {
-      return inner.contextWindow;
-    },
+  return decorateUpstream(inner, {
     async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
       timer.lap("stages");
       const openedAt = timer.clock();
@@ -44,8 +42,7 @@ function timed(inner: Upstream, timer: TurnTimer): Upstream {
       // Optional members of the inner stream (the usage counter) pass through.
       return { ...stream, rest: timedRest(stream.rest, timer, firstAt) };
     },
-    prewarm: (request) => inner.prewarm?.(request),
-  };
+  });
 }
 
 /** `rest`, charging the consumer's time per event to `relay` and the stream's span to `generation`. */

@@ -16,21 +16,16 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import {
-  ApiError,
-  eventLogUnavailable,
-  internalError,
-  invalidRequest,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
@@ -47,6 +42,8 @@ export interface HttpTransportDeps {
   track(promise: Promise<unknown>): void;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
+  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -55,6 +52,8 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
+  binding?: SecretTurnBinding;
   /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
   keepalive?: boolean;
 }
@@ -87,6 +86,8 @@ export class HttpTransport {
 
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
+    const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
+    if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant, keepalive: options.keepalive !== false };
     const cleanup = () => {
@@ -201,16 +202,11 @@ export class HttpTransport {
     const record = this.visible(id);
     if (!options.stream) return Response.json(responseObject(record, this.deps.store.items(id, "output")));
     const sse = new SseStream();
-    const live = this.deps.live.get(id);
-    if (live) {
-      if (!live.subscribe(sse, options.startingAfter)) throw eventLogUnavailable(id);
-      sse.onCancel(() => live.detach(sse));
-      return sse.response();
-    }
-    const log = this.deps.store.eventLogs.read(id);
-    if (!log) throw eventLogUnavailable(id);
-    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
-    sse.close();
+    const live = this.deps.live.replay(id, options.startingAfter, sse, () =>
+      this.deps.store.eventLogs.read(id),
+    );
+    if (live) sse.onCancel(() => live.detach(sse));
+    else sse.close();
     return sse.response();
   }
 
