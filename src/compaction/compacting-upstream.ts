@@ -10,7 +10,8 @@
  *   and the response's output is exactly one `compaction` item whose `encrypted_content` is the
  *   sealed summary (compaction-token.ts) — the shape Codex's remote compaction expects;
  * - `deltagate`, `context_management: [{type:"compaction", compact_threshold}]`: when the context
- *   reaches the threshold (tokens, Deltagate's count), the history is summarized first and the
+ *   reaches the threshold (tokens: the upstream's own count of the history when the previous
+ *   response reported one, else Deltagate's count), the history is summarized first and the
  *   model answers from the summary plus the turn's input; the output starts with the compaction
  *   item (output index 0), then the model's items.
  * A compaction item Deltagate produces is marked as a response output (`ORIGIN_FIELD` =
@@ -19,7 +20,8 @@
 import { itemTokens } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
 import type { StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import { ORIGIN_FIELD } from "../upstream/encrypted-reasoning.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import type { ExtensionMode } from "../upstream/routes.ts";
@@ -41,8 +43,13 @@ export interface CompactionPlan {
   opened: OpenedCompactions;
   /** The client model id (recorded in the sealed payload). */
   model: string;
-  /** The turn's `context_management` compaction threshold in tokens, or null. */
+  /**
+   * The turn's `context_management` threshold in tokens when the context must be counted to know
+   * whether it reaches it, else null.
+   */
   threshold: number | null;
+  /** The context is known to reach the threshold (the upstream's own count of the history). */
+  compactNow: boolean;
   /** The turn's `context_management` as the client sent it (passed through on an `upstream` route). */
   contextManagement: Json | null;
 }
@@ -72,18 +79,29 @@ async function* eventsOf(events: readonly UpstreamEvent[]): AsyncGenerator<Upstr
 
 /** A sum of two usages (both Responses `usage` objects), or whichever exists. */
 function addUsage(a: Json | null | undefined, b: Json | null | undefined): Json | null {
-  const objA = typeof a === "object" && a !== null && !Array.isArray(a) ? a : null;
-  const objB = typeof b === "object" && b !== null && !Array.isArray(b) ? b : null;
+  const objA = isRecord(a) ? (a as { [k: string]: Json }) : null;
+  const objB = isRecord(b) ? (b as { [k: string]: Json }) : null;
   if (!objA || !objB) return objA ?? objB;
-  const num = (o: { [k: string]: Json | undefined }, k: string) =>
-    typeof o[k] === "number" ? (o[k] as number) : 0;
+  const num = (o: { [k: string]: Json }, k: string) => (typeof o[k] === "number" ? o[k] : 0);
   const input = num(objA, "input_tokens") + num(objB, "input_tokens");
   const output = num(objA, "output_tokens") + num(objB, "output_tokens");
   return { ...objB, input_tokens: input, output_tokens: output, total_tokens: input + output };
 }
 
-/** The upstream of a turn, with compaction. */
-export class CompactingUpstream implements Upstream {
+/**
+ * The upstream of a turn, with compaction: `inner` decorated (src/upstream/decorate.ts) with the
+ * expansion of the request (for `open` and `prewarm` alike) and the compaction of `open`.
+ */
+export function compactingUpstream(inner: Upstream, plan: CompactionPlan): Upstream {
+  const compaction = new Compaction(inner, plan);
+  return decorateUpstream(inner, {
+    request: (request) => compaction.expanded(request),
+    open: (request, signal) => compaction.open(request, signal),
+  });
+}
+
+/** What the compacting upstream does with a turn. */
+class Compaction {
   private readonly inner: Upstream;
   private readonly plan: CompactionPlan;
 
@@ -92,12 +110,8 @@ export class CompactingUpstream implements Upstream {
     this.plan = plan;
   }
 
-  get contextWindow(): number | undefined {
-    return this.inner.contextWindow;
-  }
-
   /** `request` with Deltagate's compaction items expanded (and, upstream, `context_management`). */
-  private expanded(request: UpstreamRequest): UpstreamRequest {
+  expanded(request: UpstreamRequest): UpstreamRequest {
     const { opened, mode, contextManagement } = this.plan;
     const settings =
       mode === "upstream" && contextManagement !== null
@@ -112,20 +126,13 @@ export class CompactingUpstream implements Upstream {
     };
   }
 
-  prewarm(request: UpstreamRequest): void {
-    this.inner.prewarm?.(this.expanded(request));
-  }
-
-  preconnect(): Promise<void> {
-    return this.inner.preconnect?.() ?? Promise.resolve();
-  }
-
-  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    const sent = this.expanded(request);
+  /** `open` of the (already expanded) request. */
+  async open(sent: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     if (this.plan.mode === "upstream") return this.inner.open(sent, signal);
     const { compactionTrigger: trigger, ...plain } = sent;
     if (trigger) return this.compactAll(plain, signal);
-    if (this.plan.threshold !== null && (await this.reaches(plain, this.plan.threshold))) {
+    const { threshold, compactNow } = this.plan;
+    if (compactNow || (threshold !== null && (await this.reaches(plain, threshold)))) {
       return this.compactThenAnswer(plain, signal);
     }
     return this.inner.open(plain, signal);
@@ -200,12 +207,7 @@ export class CompactingUpstream implements Upstream {
       if (typeof event.output_index === "number")
         shifted = { ...shifted, output_index: event.output_index + 1 };
       const response = event.response;
-      if (
-        typeof response === "object" &&
-        response !== null &&
-        !Array.isArray(response) &&
-        Array.isArray(response.output)
-      ) {
+      if (isRecord(response) && Array.isArray(response.output)) {
         shifted = {
           ...shifted,
           response: {

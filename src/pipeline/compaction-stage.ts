@@ -6,10 +6,10 @@
  * Sits outside safety (its summarization requests are checked like any turn's) and inside usage
  * and the context window (it sees the fitted context; a synthesized response still gets a usage).
  */
-import { CompactingUpstream, type CompactionPlan } from "../compaction/compacting-upstream.ts";
+import { type CompactionPlan, compactingUpstream } from "../compaction/compacting-upstream.ts";
 import { openCompactions } from "../compaction/compaction-keyring.ts";
 import type { CompactionKeys } from "../compaction/compaction-token.ts";
-import { currentBound } from "../context/counted-context.ts";
+import { currentBound, type TurnContext } from "../context/counted-context.ts";
 import { ApiError } from "../protocol/errors.ts";
 import type { Json } from "../protocol/json.ts";
 import type { ExtensionMode } from "../upstream/routes.ts";
@@ -45,6 +45,26 @@ function thresholdOf(contextManagement: Json | undefined): number | null {
   return null;
 }
 
+/**
+ * Whether a context reaches `threshold` tokens, as far as known without the tokenizer: `yes` when
+ * the upstream's own count of the history (the previous response's usage, `reportedHistory`)
+ * reaches it; `no` when even the tightest upper bound (Deltagate's counts and byte bounds, or the
+ * upstream's history count plus the input's bound) stays under it; else `count` (the compacting
+ * upstream counts exactly). The same bounds as the context window's (context-window.ts).
+ */
+function thresholdDue(context: TurnContext, threshold: number): "yes" | "no" | "count" {
+  const reported = context.reportedHistory;
+  // After a compaction the previous response's usage measures the context before it (the
+  // summarization's input), not the history now sent: only a bound then.
+  const measured = reported !== null && !context.history.items.some((item) => item.type === "compaction");
+  if (measured && context.history.items.length > 0 && reported >= threshold) return "yes";
+  const upper = Math.min(
+    currentBound(context.all.counted),
+    reported === null ? Number.POSITIVE_INFINITY : reported + currentBound(context.input),
+  );
+  return upper < threshold ? "no" : "count";
+}
+
 /** The compaction stage of a session. */
 export function compactionStage(services: CompactionServices): TurnStage {
   return {
@@ -54,13 +74,12 @@ export function compactionStage(services: CompactionServices): TurnStage {
       const mode = services.modeFor(request.model);
       const trigger = turn.compactionTrigger === true;
       const contextManagement = (request.context_management ?? null) as Json | null;
-      let threshold = thresholdOf(contextManagement ?? undefined);
-      // A context whose upper bound is under the threshold needs no count (context-window.ts does the same).
-      if (threshold !== null && currentBound(context.all.counted) < threshold) threshold = null;
+      const threshold = thresholdOf(contextManagement ?? undefined);
+      const due = threshold === null ? "no" : thresholdDue(context, threshold);
       const all = context.all.items;
       const hasCompaction = all.some((item) => item.type === "compaction");
       if (!hasCompaction && !trigger && contextManagement === null) return inner;
-      if (mode === "deltagate" && (trigger || threshold !== null) && services.keys.secrets.length === 0) {
+      if (mode === "deltagate" && (trigger || due !== "no") && services.keys.secrets.length === 0) {
         throw compactionUnavailable();
       }
       const tenant = services.tenant();
@@ -73,10 +92,11 @@ export function compactionStage(services: CompactionServices): TurnStage {
           ? await openCompactions(all, inputStart, tenant, services.keys, mode)
           : new Map(),
         model: request.model,
-        threshold,
+        threshold: due === "count" ? threshold : null,
+        compactNow: due === "yes",
         contextManagement,
       };
-      return new CompactingUpstream(inner, plan);
+      return compactingUpstream(inner, plan);
     },
   };
 }

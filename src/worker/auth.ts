@@ -30,7 +30,6 @@ import { type Config, parseConfig } from "../config/config.ts";
 import { invalidApiKey } from "../protocol/errors.ts";
 import type { AppEnv, Principal } from "./app-env.ts";
 
-/** Who made a request. */
 /** The `Sec-WebSocket-Protocol` entry prefix that carries a credential (OpenAI's). */
 export const CREDENTIAL_PROTOCOL_PREFIX = "openai-insecure-api-key.";
 /** Query parameters that may carry a credential on a WebSocket upgrade. */

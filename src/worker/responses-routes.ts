@@ -182,11 +182,10 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
   const accepted = await stub.fetch(new Request(url, { method: "GET", headers }));
   if (protocol === null || accepted.status !== 101 || !accepted.webSocket) return accepted;
-  return new Response(null, {
-    status: 101,
-    webSocket: accepted.webSocket,
-    headers: { "sec-websocket-protocol": protocol },
-  });
+  // The session's own headers (the store:false grace it granted) plus the echoed protocol.
+  const answered = new Headers(accepted.headers);
+  answered.set("sec-websocket-protocol", protocol);
+  return new Response(null, { status: 101, webSocket: accepted.webSocket, headers: answered });
 }
 
 /**
@@ -199,13 +198,8 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const { request, bytes } = await createBody(c.req.raw);
   // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
+  checkBinding(c, request, bytes);
   const binding = turnBinding(c);
-  const bound = boundOwner(c);
-  if (binding && bound) {
-    sessionFor(c); // naming another session is refused even when previous_response_id routes the turn
-    const refused = bindingRefusal(binding, request, bytes, bound);
-    if (refused) throw refused;
-  }
   const options = {
     parseMs: performance.now() - startedAt,
     ...(wantsTiming(timing) ? { timing } : {}),
@@ -226,22 +220,14 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
 
 /**
  * The session a request reading a context goes to: the owner of `previous_response_id`, else the
- * named/new one. A client secret's bindings apply as to a turn (its session, models and size).
+ * named/new one. A client secret's bindings apply as to a turn (`checkBinding`).
  */
 function contextStub(
   c: Context<AppEnv>,
   request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
   bytes: number,
 ): SessionStub {
-  const binding = turnBinding(c);
-  const bound = boundOwner(c);
-  if (binding && bound) {
-    sessionFor(c);
-    const model = request.model ?? null; // input_tokens may name none: no model is then used
-    const checked = model === null ? { ...binding, models: null } : binding;
-    const refused = bindingRefusal(checked, { ...request, model: model ?? "" }, bytes, bound);
-    if (refused) throw refused;
-  }
+  checkBinding(c, request, bytes);
   const previous = request.previous_response_id;
   if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionFor(c)));
   const stub = ownerStub(c, previous);
@@ -258,6 +244,32 @@ async function unaryBody<T extends z.ZodType>(
   const parsed = schema.safeParse(parseClientJson(text));
   if (!parsed.success) throw zodToApiError(parsed.error);
   return { body: parsed.data, bytes: utf8Length(text) };
+}
+
+/**
+ * A client secret's bindings applied to a request that reads a context or runs a turn: its own
+ * session only (naming another is a 401, another session's parent is not found), its models (when
+ * the request names one) and its size limit. Nothing for a tenant key.
+ * @throws {ApiError} the binding's refusal.
+ */
+function checkBinding(
+  c: Context<AppEnv>,
+  request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
+  bytes: number,
+): void {
+  const binding = turnBinding(c);
+  const bound = boundOwner(c);
+  if (!binding || !bound) return;
+  sessionFor(c); // naming another session is refused even when previous_response_id routes the request
+  const model = request.model ?? null;
+  const rule = model === null ? { ...binding, models: null } : binding;
+  const refused = bindingRefusal(
+    rule,
+    { model: model ?? "", previous_response_id: request.previous_response_id },
+    bytes,
+    bound,
+  );
+  if (refused) throw refused;
 }
 
 /** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */

@@ -108,6 +108,28 @@ describe("a client secret reaches only its own session", () => {
     expect(continued.status).toBe(200);
   });
 
+  it("over HTTP: input_tokens and compact read no context of another session either", async () => {
+    const post = (path: string, body: Record<string, unknown>) =>
+      workerFetch(path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    for (const id of foreign()) {
+      for (const path of ["/v1/responses/input_tokens", "/v1/responses/compact"]) {
+        const res = await post(path, { model: MODEL, previous_response_id: id, input: "x" });
+        expect(res.status, path).toBe(400);
+        expect((await errorOf(res)).code).toBe("previous_response_not_found");
+      }
+    }
+    const ownContext = await post("/v1/responses/input_tokens", {
+      model: MODEL,
+      previous_response_id: own,
+      input: "x",
+    });
+    expect(ownContext.status).toBe(200);
+  });
+
   it("over WebSocket: continuing or resuming another session's response is refused on the socket", async () => {
     const ws = await accepted(
       await upgradeWith({ protocols: ["responses", `openai-insecure-api-key.${secret}`] }),

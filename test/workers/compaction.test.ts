@@ -356,11 +356,26 @@ describe("context_management", () => {
     const response = (await res.json()) as { output: Item[]; context_management?: unknown };
     expect(response.output.map((item) => item.type)).toEqual(["compaction", "message"]);
     expect(response.context_management).toBeUndefined();
+    // The model answered from the summary and the turn's input only.
     const [answered] = await recorded(`${marker}-q`);
-    const input = bodyOf<{ input: Item[] }>(answered).input.filter(
-      (i) => JSON.stringify(i).includes(`${marker}-q`) || JSON.stringify(i).includes("Summary of"),
-    );
-    expect(input.length).toBeGreaterThan(0);
+    const input = bodyOf<{ input: Item[] }>(answered).input;
+    expect(input).toHaveLength(2);
+    expect(JSON.stringify(input[0])).toContain("Summary of the earlier part of this conversation");
+    expect(JSON.stringify(input)).not.toContain("long history");
+
+    // The next turn starts at the compaction and does not compact again: the previous response's
+    // usage measures the context before the compaction, not what is sent now.
+    const next = await post("/v1/responses", {
+      model: "deltagate-sim",
+      previous_response_id: (response as unknown as { id: string }).id,
+      input: `And then ${marker}-n [sim:tokens=4]`,
+      context_management: [{ type: "compaction", compact_threshold: 2000 }],
+    });
+    expect(((await next.json()) as { output: Item[] }).output.map((item) => item.type)).toEqual(["message"]);
+    const [continued] = await recorded(`${marker}-n`);
+    const sent = bodyOf<{ input: Item[] }>(continued).input;
+    expect(sent).toHaveLength(3); // the summary, the answer, the new input
+    expect(JSON.stringify(sent)).not.toContain("long history");
   });
 
   it("is passed through to an upstream that compacts", async () => {
