@@ -77,6 +77,8 @@ describe("web agent page in Chromium", () => {
     const res = await page.goto(`${e2e.proxy.url}/demo/`);
     expect(res?.status()).toBe(200);
     await page.waitForSelector("body[data-ready='true']", { timeout: 30_000 });
+    // Ready means loaded and connecting: the socket opens on its own time.
+    await page.waitForSelector("#socket-state[data-state='open']", { timeout: 30_000 });
 
     // The handshake: the secret travelled in the offer, never in the URL; Chromium accepted the
     // protocol Deltagate echoed (a browser fails the handshake otherwise).
