@@ -4,6 +4,11 @@
  * each:
  *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
  *      the tenant within the grace window; imported from another session of the tenant when needed);
+ *   1b. `planChain` (transparent deltas, src/resend/): a request without `previous_response_id`
+ *      whose input begins with exactly a chain the session holds (same settings, visible to the
+ *      caller) continues that chain with the rest of its input as its own; every turn's chain
+ *      hash is computed here (one pass over its own input), and reasoning items resent without
+ *      their encrypted content get it back;
  *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
  *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
  *      pairing over both, the record;
@@ -29,11 +34,15 @@ import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
-import type { CreateRequest } from "../protocol/create-request.ts";
+import { type CreateRequest, normalizeInput } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { checkSettingSizes } from "../protocol/size-limits.ts";
-import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import { type ChainState, extendChain, resendKey } from "../resend/chain-hash.ts";
+import { itemFingerprint, settingsKey } from "../resend/fingerprint.ts";
+import { findResend, prefixChains } from "../resend/match.ts";
+import { restoreReasoning } from "../resend/reasoning-restore.ts";
+import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import { validateTurnContext } from "./context-rules.ts";
@@ -78,6 +87,8 @@ export interface TurnEngineDeps {
   importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
   /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
   mayContinue(owner: string, scope: TurnScope): boolean;
+  /** Transparent deltas on (src/resend/): a full resend continues the chain it matches. Default true. */
+  resends?: boolean;
 }
 
 /** What a turn ended with. */
@@ -98,6 +109,19 @@ interface Turn {
   input: StoredItem[];
   prepared: PreparedTurn;
   upstreamRequest: UpstreamRequest;
+  /** The request's settings key (src/resend/fingerprint.ts): with the chain, the resend key. */
+  settingsKey: string;
+}
+
+/** What `planChain` decided: the parent, the turn's own input, its chain hash through that input. */
+interface ChainPlan {
+  parent: ResponseRecord | null;
+  /** The turn's own input items (a matched resend: its tail), ids assigned. */
+  input: StoredItem[];
+  /** Leading items of a resend that matched the parent's chain (0: none). */
+  matched: number;
+  chain: ChainState | null;
+  settingsKey: string;
 }
 
 /** Runs turns against one session's store. */
@@ -126,9 +150,14 @@ export class TurnEngine {
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const parent = await this.resolveParent(request, scope);
+    const named = await this.resolveParent(request, scope);
+    const plan = this.planChain(request, named, scope);
+    timer.note({ chained: named !== null, resend_matched_items: plan.matched });
     timer.lap("state");
-    const turn = this.prepareContext(request, parent, scope, timer);
+    // A matched resend continues its chain as if it had named it (safety checks only the tail).
+    const effective =
+      plan.matched > 0 ? { ...request, previous_response_id: plan.parent?.id ?? null } : request;
+    const turn = this.prepareContext(effective, plan, scope, timer);
     timer.lap("render");
     const upstream = await this.deps.upstreamFor(turn.prepared);
     timer.lap("stages");
@@ -160,17 +189,51 @@ export class TurnEngine {
   }
 
   /**
-   * Step 2: the input items, the full context (history + input) validated for tool pairing,
-   * and the response record.
-   * @throws {ApiError} 400 for an oversized item or a pairing violation.
+   * Step 1b (src/resend/): the turn's parent and own input. A request that names its parent keeps
+   * it; one that names none continues the chain its input begins with, if the session holds one
+   * the caller may continue with the same settings (its own input is then the rest). Computes the
+   * turn's chain hash through its input (a fingerprint per own input item; for a request without
+   * a parent, the rolling hash of every prefix, which the match needs anyway), and restores
+   * reasoning items resent without their encrypted content.
+   * @throws {ApiError} 400 `item_too_large` for an oversized item.
    */
-  private prepareContext(
-    request: CreateRequest,
-    parent: ResponseRecord | null,
-    scope: TurnScope,
-    timer: TurnTimer,
-  ): Turn {
-    const input = inputItems(request);
+  private planChain(request: CreateRequest, named: ResponseRecord | null, scope: TurnScope): ChainPlan {
+    const all = inputItems(request);
+    const visible = (connId: string | null) => connId === null || this.deps.mayContinue(connId, scope);
+    const key = settingsKey(request, storedSettings(request));
+    let parent = named;
+    let matched = 0;
+    let chain: ChainState | null = null;
+    if (named) {
+      if (named.chain)
+        chain = { hash: extendChain(named.chain.hash, all), items: named.chain.items + all.length };
+    } else {
+      const chains = prefixChains(all.map(itemFingerprint));
+      chain = { hash: chains[all.length]!, items: all.length };
+      if (this.deps.resends !== false && all.length > 1) {
+        const lookup = {
+          store: this.deps.store,
+          history: (id: string) => this.deps.history(id),
+          visible: (record: ResponseRecord) => visible(record.connId),
+        };
+        const match = findResend(lookup, key, normalizeInput(request.input), chains);
+        if (match) {
+          parent = match.parent;
+          matched = match.matched;
+        }
+      }
+    }
+    const input = restoreReasoning(matched > 0 ? all.slice(matched) : all, this.deps.store, visible);
+    return { parent, input, matched, chain, settingsKey: key };
+  }
+
+  /**
+   * Step 2: the full context (history + input) validated for tool pairing, and the response
+   * record.
+   * @throws {ApiError} 400 for a pairing violation.
+   */
+  private prepareContext(request: CreateRequest, plan: ChainPlan, scope: TurnScope, timer: TurnTimer): Turn {
+    const { parent, input } = plan;
     // Without what interrupted or deleted turns left (history-repair.ts).
     const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
     const storeFlag = request.store ?? true;
@@ -187,6 +250,8 @@ export class TurnEngine {
       incompleteDetails: null,
       createdAt: this.deps.now(),
       completedAt: null,
+      implicitParent: plan.matched > 0,
+      chain: plan.chain,
     };
     const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
@@ -198,6 +263,7 @@ export class TurnEngine {
     return {
       record,
       input,
+      settingsKey: plan.settingsKey,
       prepared: { responseId: record.id, request, context, timer },
       upstreamRequest: {
         model: request.model,
@@ -221,14 +287,16 @@ export class TurnEngine {
     emitter.emit("response.created", { response: responseObject(record, []) });
     emitter.emit("response.in_progress", { response: responseObject(record, []) });
     if (!record.store) this.createRecord(turn); // after its events: see `stream`
-    emitter.complete({
-      status: "completed",
-      output: [],
-      usage: ZERO_USAGE,
-      error: null,
-      incompleteDetails: null,
-      completedAt: this.deps.now(),
-    });
+    emitter.complete(
+      withChain(turn, {
+        status: "completed",
+        output: [],
+        usage: ZERO_USAGE,
+        error: null,
+        incompleteDetails: null,
+        completedAt: this.deps.now(),
+      }),
+    );
     this.deps.live.end(record.id);
     return { responseId: record.id, failure: null };
   }
@@ -265,7 +333,7 @@ export class TurnEngine {
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
       );
-      if (result) timer.measure("commit", () => emitter.complete(result.outcome));
+      if (result) timer.measure("commit", () => emitter.complete(withChain(turn, result.outcome)));
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {
@@ -282,6 +350,18 @@ export class TurnEngine {
       turn.prepared.context.input.map((c) => c.tokens),
     );
   }
+}
+
+/**
+ * `outcome` with the response's chain hash through its output and, when it completed, its resend
+ * key (src/resend/chain-hash.ts): a later full resend of this conversation finds it by that key.
+ */
+function withChain(turn: Turn, outcome: ResponseOutcome): ResponseOutcome {
+  const start = turn.record.chain;
+  if (!start) return outcome;
+  const hash = extendChain(start.hash, outcome.output);
+  const key = outcome.status === "completed" ? resendKey(turn.settingsKey, hash) : null;
+  return { ...outcome, chain: { hash, items: start.items + outcome.output.length, resendKey: key } };
 }
 
 /** Rejects request features Deltagate does not serve. */

@@ -31,7 +31,7 @@ import {
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import { newScopeId } from "./scope.ts";
-import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
+import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {
@@ -142,6 +142,7 @@ export class HttpTransport {
       store: request.store ?? true,
       error: refused,
       stages: timer.stages(),
+      facts: timer.facts(),
     });
   }
 
@@ -176,8 +177,7 @@ export class HttpTransport {
       run.then(
         ({ responseId }) => {
           this.log(request, timer, responseId, null);
-          if (timed)
-            sse.trailer({ type: "deltagate.timing", response_id: responseId, stages: timer.stages() });
+          if (timed) sse.trailer(deltagateTiming(responseId, timer.stages(), timer.facts()));
         },
         (error: unknown) => {
           this.log(request, timer, null, error);
