@@ -30,6 +30,7 @@ import {
 } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
+import { AFFINITY_BUSY_HEADER } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 
@@ -53,6 +54,11 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /**
+   * The Worker chose this session by the request's affinity key (src/worker/affinity.ts): past
+   * `AFFINITY_MAX_RUNNING` running responses the session declines it (the Worker goes elsewhere).
+   */
+  affinity?: boolean;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -73,6 +79,12 @@ export interface InputItemsPage {
 
 const NEVER_ABORTED = new AbortController().signal;
 
+/**
+ * Responses running in one session beyond which it declines an affinity-routed request (the bound
+ * on one hot affinity key, src/worker/affinity.ts).
+ */
+export const AFFINITY_MAX_RUNNING = 32;
+
 /** HTTP handlers of one session Durable Object (the tenant is checked before any is called). */
 export class HttpTransport {
   private readonly deps: HttpTransportDeps;
@@ -83,6 +95,9 @@ export class HttpTransport {
 
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
+    if (options.affinity && this.deps.live.size >= AFFINITY_MAX_RUNNING) {
+      return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
+    }
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {

@@ -4,7 +4,8 @@
  * the owning session Durable Object: a response id embeds its owner's Durable Object id
  * (util/ids.ts), so `GET`/`DELETE`/`cancel`/`input_items` and `previous_response_id` on `POST`
  * reach the owner directly, with no lookup table; a new chain goes to the session named by the
- * session header or `?session=`, else a fresh one. Ids that are not Deltagate's, or not of this
+ * session header or `?session=`, else to its affinity session (affinity.ts: the session its
+ * resends share), else — that one busy — a fresh one. Ids that are not Deltagate's, or not of this
  * namespace, are simply not found.
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
@@ -16,11 +17,12 @@ import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
-import { SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
+import { AFFINITY_BUSY_HEADER, SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { responseOwner } from "../util/ids.ts";
-import { sessionIdOf } from "./session-id.ts";
+import { affinitySessionId } from "./affinity.ts";
+import { namedSessionId, randomSessionId, sessionIdOf } from "./session-id.ts";
 
 /** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
 export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
@@ -130,8 +132,23 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
     if (!stub) throw previousResponseNotFound(previous);
     return stub.createResponse(tenant, request, options);
   }
-  const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionIdOf(c.req.raw)));
-  return stub.createResponse(tenant, request, options);
+  const named = namedSessionId(c.req.raw);
+  if (named) return sessionStub(c.env, tenant, named).createResponse(tenant, request, options);
+  // A stateless conversation: the session its resends share (affinity.ts), unless that one is busy.
+  const answer = await sessionStub(c.env, tenant, affinitySessionId(request)).createResponse(
+    tenant,
+    request,
+    {
+      ...options,
+      affinity: true,
+    },
+  );
+  if (!answer.headers.has(AFFINITY_BUSY_HEADER)) return answer;
+  return sessionStub(c.env, tenant, randomSessionId()).createResponse(tenant, request, options);
+}
+
+function sessionStub(env: Env, tenant: string, sessionId: string): SessionStub {
+  return env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */
