@@ -25,6 +25,7 @@
  */
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { normalizeInput } from "../protocol/create-request.ts";
+import { itemFingerprint } from "../resend/fingerprint.ts";
 import { hash128 } from "../util/hash128.ts";
 
 /** Input items of the stable prefix at most (the first user message usually comes first or second). */
@@ -40,13 +41,9 @@ export function affinitySessionId(request: CreateRequest): string {
     request.model,
     request.instructions ?? null,
     request.tools ?? null,
-    input.slice(0, count).map(withoutId),
+    // As the resend matcher reads items (src/resend/fingerprint.ts): ids, statuses and the
+    // client's serialization (a string input, string content) do not change the key.
+    input.slice(0, count).map(itemFingerprint),
   ]);
   return `aff_${hash128(`prefix\u0000${prefix}`)}`;
-}
-
-/** An item without its id and status, which a client may add or drop between resends. */
-function withoutId(item: unknown): unknown {
-  const { id: _id, status: _status, ...rest } = item as Record<string, unknown>;
-  return rest;
 }
