@@ -1,16 +1,14 @@
 /**
  * The Worker's bindings and variables, as declared in wrangler.toml, .dev.vars and secrets.
- * Every value arrives as an untrusted string; `parseConfig` turns them into a typed `Config`.
+ * Every value arrives as an untrusted string; `parseConfig` turns them into a typed `Config`. The
+ * session Durable Object namespace binding (`SESSIONS`) is typed where its class lives
+ * (src/session/session-do.ts `SessionEnv`), so this layer imports nothing above it.
  * Source: https://developers.cloudflare.com/workers/configuration/environment-variables/
  */
-import type { SessionDurableObject } from "../session/session-do.ts";
-
 /** Raw environment of the Worker and of each session Durable Object. */
 export interface Env {
   /** Secret bindings named by `UPSTREAMS[].api_key_var` are read by name. */
   [binding: string]: unknown;
-  /** Durable Object namespace binding: one instance per (tenant, session). */
-  SESSIONS: DurableObjectNamespace<SessionDurableObject>;
   /** OpenAI-compatible base URL including `/v1`, e.g. `https://api.openai.com/v1`. */
   UPSTREAM_BASE_URL?: string;
   /** Secret bearer token sent upstream; never logged or echoed. */

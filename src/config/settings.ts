@@ -46,7 +46,7 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 /** The variables declared in `Env` (without its index signature) that are not bindings. */
 type DeclaredSetting = Exclude<
   keyof { [K in keyof Env as string extends K ? never : number extends K ? never : K]: Env[K] },
-  "SESSIONS" | "AI"
+  "AI"
 >;
 /** Fails to compile, naming the variable, when `Env` declares a setting missing from the list. */
 type ListsEverySetting<Missing extends never> = Missing;

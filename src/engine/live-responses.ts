@@ -96,6 +96,11 @@ export class LiveResponse {
     return true;
   }
 
+  /** Whether `sink` receives this response's events. */
+  serves(sink: EventSink): boolean {
+    return this.subscribers.has(sink);
+  }
+
   /** Removes a subscriber; the last one leaving starts the abandonment grace period. */
   detach(sink: EventSink): void {
     if (!this.subscribers.delete(sink) || this.subscribers.size > 0 || !this.abandonable) return;
@@ -155,6 +160,12 @@ export class LiveRegistry {
   /** The live response with this id, if it is running in this instance. */
   get(id: string): LiveResponse | undefined {
     return this.live.get(id);
+  }
+
+  /** The ids of the live responses any of `sinks` receives (for log lines). */
+  idsServing(sinks: Iterable<EventSink>): string[] {
+    const all = [...sinks];
+    return [...this.live.values()].filter((r) => all.some((sink) => r.serves(sink))).map((r) => r.id);
   }
 
   /** Detaches a sink from every live response (its client went away). */

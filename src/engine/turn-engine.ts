@@ -2,13 +2,14 @@
  * The turn engine: runs one `response.create` from validation to the stored terminal state,
  * independent of the transport (WebSocket lane or HTTP). Owns the order of a turn, one named step
  * each:
- *   1. `resolveParent`: `previous_response_id` (store:false: its own socket, or another socket of
- *      the tenant within the grace window; imported from another session of the tenant when needed);
+ *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
+ *      store:true within retention; store:false its own socket, or another socket of the tenant
+ *      within the grace window; imported from another session of the tenant when needed);
  *   1b. `planChain` (transparent deltas, src/resend/): a request without `previous_response_id`
  *      whose input begins with exactly a chain the session holds (same settings, visible to the
- *      caller) continues that chain with the rest of its input as its own; every turn's chain
- *      hash is computed here (one pass over its own input), and reasoning items resent without
- *      their encrypted content get it back;
+ *      caller by the same rule) continues that chain with the rest of its input as its own; every
+ *      turn's chain hash is computed here (one pass over its own input), and reasoning items
+ *      resent without their encrypted content get it back;
  *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
  *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
  *      pairing over both, the record;
@@ -85,8 +86,16 @@ export interface TurnEngineDeps {
    * `scope` (it stays store:false here, owned by `scope`). Resolves false when it is not found.
    */
   importRemote(responseId: string, scope: TurnScope): Promise<boolean>;
-  /** Whether `scope` may continue a store:false response owned by scope `owner` (src/session/scope.ts). */
-  mayContinue(owner: string, scope: TurnScope): boolean;
+  /**
+   * Whether `scope` may continue `parent` now: the session's one visibility rule
+   * (src/session/visibility.ts: retention of store:true, scopes of store:false).
+   */
+  mayContinue(parent: ResponseRecord, scope: TurnScope): boolean;
+  /**
+   * Logs an unexpected failure of a turn's stream with the response's id (the session adds its
+   * own and redacts the line: src/session/failure-log.ts).
+   */
+  logFailure(where: string, responseId: string, cause: unknown): void;
   /** Transparent deltas on (src/resend/): a full resend continues the chain it matches. Default true. */
   resends?: boolean;
 }
@@ -175,7 +184,7 @@ export class TurnEngine {
     if (!parentId) return null;
     let parent = store.get(parentId);
     if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
-    if (!parent || (parent.connId !== null && !this.deps.mayContinue(parent.connId, scope))) {
+    if (!parent || !this.deps.mayContinue(parent, scope)) {
       throw previousResponseNotFound(parentId);
     }
     if (parent.status === "in_progress" || parent.status === "queued") {
@@ -199,7 +208,9 @@ export class TurnEngine {
    */
   private planChain(request: CreateRequest, named: ResponseRecord | null, scope: TurnScope): ChainPlan {
     const all = inputItems(request);
-    const visible = (connId: string | null) => connId === null || this.deps.mayContinue(connId, scope);
+    // The session's one visibility rule, through the one call the engine has for it.
+    const visible = (record: ResponseRecord | null) =>
+      record !== null && this.deps.mayContinue(record, scope);
     const key = settingsKey(request, storedSettings(request));
     let parent = named;
     let matched = 0;
@@ -214,7 +225,7 @@ export class TurnEngine {
         const lookup = {
           store: this.deps.store,
           history: (id: string) => this.deps.history(id),
-          visible: (record: ResponseRecord) => visible(record.connId),
+          visible,
         };
         const match = findResend(lookup, key, normalizeInput(request.input), chains);
         if (match) {
@@ -223,7 +234,9 @@ export class TurnEngine {
         }
       }
     }
-    const input = restoreReasoning(matched > 0 ? all.slice(matched) : all, this.deps.store, visible);
+    const input = restoreReasoning(matched > 0 ? all.slice(matched) : all, this.deps.store, (id) =>
+      visible(this.deps.store.get(id)),
+    );
     return { parent, input, matched, chain, settingsKey: key };
   }
 
@@ -332,6 +345,7 @@ export class TurnEngine {
         emitter,
         AbortSignal.any([signal, live.signal]),
         this.deps.now,
+        (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       if (result) timer.measure("commit", () => emitter.complete(withChain(turn, result.outcome)));
       timer.end();

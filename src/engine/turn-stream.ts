@@ -39,6 +39,12 @@ export interface StreamResult {
 }
 
 /**
+ * Logs an unexpected failure of the turn's stream (never sent to the client): the session logs it
+ * with the session's and response's ids, redacted (src/session/failure-log.ts).
+ */
+export type FailureLog = (where: string, cause: unknown) => void;
+
+/**
  * Opens `upstream` and streams it to `turn` until its outcome is known.
  * @param signal the turn's abort signal (client gone, `cancel`, abandonment); also passed to the
  *   upstream, so aborting it aborts the upstream request.
@@ -51,6 +57,7 @@ export async function streamTurn(
   turn: TurnEmitter,
   signal: AbortSignal,
   now: () => number,
+  log: FailureLog,
 ): Promise<StreamResult | null> {
   const rekey = new OutputRekeyer();
   const output = new PartialOutput();
@@ -81,7 +88,7 @@ export async function streamTurn(
       handle(next.value);
     }
   } catch (cause) {
-    if (!signal.aborted) result = failed(cause, opened === null, output, now());
+    if (!signal.aborted) result = failed(cause, opened === null, output, now(), log);
   } finally {
     reads.close();
     // Stop reading an upstream that still streams (its request is aborted through `signal`).
@@ -103,11 +110,17 @@ export async function streamTurn(
     }),
     failure: FAILED_MID_STREAM,
   };
-  return { ...result, outcome: await withUsage(result.outcome, opened) };
+  return { ...result, outcome: await withUsage(result.outcome, opened, log) };
 }
 
 /** The result of a failure of the upstream (before its first event when `beforeFirst`). */
-function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at: number): StreamResult {
+function failed(
+  cause: unknown,
+  beforeFirst: boolean,
+  output: PartialOutput,
+  at: number,
+  log: FailureLog,
+): StreamResult {
   if (cause instanceof UpstreamError || cause instanceof ApiError) {
     const code = cause.code ?? (cause.status >= 500 ? "server_error" : "invalid_request");
     return {
@@ -115,7 +128,7 @@ function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at:
       failure: beforeFirst ? { status: cause.status, type: cause.type } : FAILED_MID_STREAM,
     };
   }
-  console.error("upstream stream failed", cause);
+  log("upstream stream failed", cause);
   return {
     outcome: failure(output.items(), at, { code: "server_error", message: "The upstream stream failed." }),
     failure: FAILED_MID_STREAM,
@@ -126,12 +139,16 @@ function failed(cause: unknown, beforeFirst: boolean, output: PartialOutput, at:
  * `outcome` with a usage: the upstream's when it reported one, else Deltagate's count of what was
  * sent and of the output so far (nothing, when the upstream never started).
  */
-async function withUsage(outcome: ResponseOutcome, opened: UpstreamStream | null): Promise<ResponseOutcome> {
+async function withUsage(
+  outcome: ResponseOutcome,
+  opened: UpstreamStream | null,
+  log: FailureLog,
+): Promise<ResponseOutcome> {
   if (outcome.usage !== null || !opened?.usage) return outcome;
   try {
     return { ...outcome, usage: await opened.usage(outcome.output) };
   } catch (cause) {
-    console.error("usage count failed", cause);
+    log("usage count failed", cause);
     return outcome;
   }
 }

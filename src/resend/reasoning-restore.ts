@@ -14,20 +14,19 @@ import type { ConversationStore } from "../store/conversation-store.ts";
 /**
  * `items` with each reasoning item that lacks `encrypted_content` replaced by the stored one of
  * the same id (the same array when nothing changed).
- * @param visible whether the caller may continue a response of that store:false scope (null:
- *   store:true).
+ * @param visible whether the caller may continue the response (by id) that returned the item.
  */
 export function restoreReasoning(
   items: StoredItem[],
   store: Pick<ConversationStore, "returnedReasoning">,
-  visible: (connId: string | null) => boolean,
+  visible: (responseId: string) => boolean,
 ): StoredItem[] {
   let restored: StoredItem[] | null = null;
   items.forEach((item, index) => {
     if (item.type !== "reasoning") return;
     const encrypted = (item as { encrypted_content?: unknown }).encrypted_content;
     if (typeof encrypted === "string" && encrypted.length > 0) return;
-    const held = store.returnedReasoning(item.id).find((row) => visible(row.connId));
+    const held = store.returnedReasoning(item.id).find((row) => visible(row.responseId));
     if (!held) return;
     const heldBlob = (held.item as { encrypted_content?: unknown }).encrypted_content;
     if (typeof heldBlob !== "string" || heldBlob.length === 0) return;

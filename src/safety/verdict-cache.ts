@@ -4,10 +4,13 @@
  * fingerprint. Owns all SQL on those tables and their bounds.
  * Invariants: a verdict is only ever read back under the classifier id that produced it; a chain
  * row exists only for a response whose every input and output item was checked under that
- * policy; both tables stay bounded (oldest verdicts and rows of deleted responses are pruned);
+ * policy, and goes with its response (the store's one deletion calls `forgetResponses`,
+ * src/store/response-deletion.ts); both tables stay bounded (oldest verdicts are pruned; chain
+ * rows of responses deleted before that hook existed too);
  * the cursor of every read is consumed before any `await`.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
+import type { ResponseDependent } from "../store/response-deletion.ts";
 import type { Verdict } from "./classifier.ts";
 
 /** The bounds of the cache. */
@@ -35,7 +38,7 @@ export interface VerdictEntry {
 }
 
 /** Verdicts and checked chains of one session. */
-export class VerdictCache {
+export class VerdictCache implements ResponseDependent {
   private readonly sql: SqlStorage;
   private readonly now: () => number;
   private readonly limits: CacheLimits;
@@ -121,6 +124,11 @@ export class VerdictCache {
   /** Records chain rows exported by another session of the tenant for the imported `responseId`. */
   importChain(responseId: string, rows: readonly ChainRow[]): void {
     for (const row of rows) this.markChain(responseId, row.policy, row.verdict);
+  }
+
+  /** Deletes the chain rows of deleted responses (called by the store's one deletion). */
+  forgetResponses(responseIds: readonly string[]): void {
+    for (const id of responseIds) this.sql.exec("DELETE FROM safety_chains WHERE response_id = ?", id);
   }
 
   /** Keeps both tables bounded, checked every `pruneEvery` writes. */

@@ -48,6 +48,16 @@ export function attachmentOf(ws: WebSocket): ConnectionAttachment | null {
   return a as ConnectionAttachment;
 }
 
+/** The attachments of the sockets among `sockets` that are still open. */
+export function openAttachments(sockets: Iterable<WebSocket>): ConnectionAttachment[] {
+  const open: ConnectionAttachment[] = [];
+  for (const ws of sockets) {
+    const attachment = attachmentOf(ws);
+    if (attachment && ws.readyState === WebSocket.OPEN) open.push(attachment);
+  }
+  return open;
+}
+
 /** Finds or rebuilds (after hibernation) the `Connection` of each socket. */
 export class ConnectionRegistry {
   private readonly byWs = new Map<WebSocket, Connection>();

@@ -10,8 +10,9 @@
  *   500;
  * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
  *   delete, input items (cursor paging), cancel.
- * Invariant: only store:true responses that have not expired are visible; everything else is
- * `Response with id '…' not found.` (404).
+ * Invariant: what the one visibility rule lets an HTTP caller `read` (visibility.ts: store:true
+ * responses within retention) is visible; everything else is `Response with id '…' not found.`
+ * (404).
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
@@ -33,14 +34,15 @@ import type { ConversationStore, ResponseRecord } from "../store/conversation-st
 import { AFFINITY_BUSY_HEADER } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
+import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 /** Collaborators of the HTTP transport. */
 export interface HttpTransportDeps {
   engine: TurnEngine;
   store: ConversationStore;
   live: LiveRegistry;
-  /** store:true retention in ms: older responses are not found. */
-  retentionMs: number;
+  /** The one visibility rule's settings (visibility.ts): older responses are not found. */
+  visibility: VisibilitySettings;
   now(): number;
   /** Keeps a background promise alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
@@ -281,10 +283,10 @@ export class HttpTransport {
     return Response.json(responseObject(record, this.deps.store.items(id, "output")));
   }
 
-  /** A store:true response that has not expired, or a 404. */
+  /** The response, when the one visibility rule lets an HTTP caller read it, or a 404. */
   private visible(id: string): ResponseRecord {
     const record = this.deps.store.get(id);
-    if (!record?.store || record.createdAt < this.deps.now() - this.deps.retentionMs) {
+    if (!record || !maySee(record, null, "read", this.deps.now(), this.deps.visibility)) {
       throw responseNotFound(id);
     }
     return record;

@@ -28,7 +28,9 @@ import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import { type FailureIds, failureLabel } from "./failure-log.ts";
 import { logTurn, timingFrames } from "./turn-timing.ts";
+import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
 
@@ -98,6 +100,10 @@ export interface WebSocketTransportDeps {
   maxConnectionMs: number;
   /** The environment's secrets, redacted from every `error` event (src/secrets/redactor.ts). */
   redactor: SecretRedactor;
+  /** The one visibility rule's settings (visibility.ts), for resumption. */
+  visibility: VisibilitySettings;
+  /** The session Durable Object's id (hex), named by failure log lines (failure-log.ts). */
+  objectId: string;
   now(): number;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
@@ -110,6 +116,8 @@ export class WebSocketTransport {
   private readonly live: LiveRegistry;
   private readonly maxConnectionMs: number;
   private readonly redactor: SecretRedactor;
+  private readonly visibility: VisibilitySettings;
+  private readonly objectId: string;
   private readonly now: () => number;
   private readonly turnLog: boolean;
 
@@ -119,6 +127,8 @@ export class WebSocketTransport {
     this.live = deps.live;
     this.maxConnectionMs = deps.maxConnectionMs;
     this.redactor = deps.redactor;
+    this.visibility = deps.visibility;
+    this.objectId = deps.objectId;
     this.now = deps.now;
     this.turnLog = deps.turnLog;
   }
@@ -143,7 +153,8 @@ export class WebSocketTransport {
     try {
       event = parseClientFrame(frame);
     } catch (error) {
-      this.sendError(conn, asApiError(error, "frame rejected", this.redactor), streamIdOf(frame));
+      const where = failureLabel("frame rejected", this.idsOf(conn), this.redactor);
+      this.sendError(conn, asApiError(error, where, this.redactor), streamIdOf(frame));
       return;
     }
     switch (event.type) {
@@ -173,15 +184,21 @@ export class WebSocketTransport {
     }
   }
 
+  /** The ids a failure log line of `conn` names (failure-log.ts). */
+  private idsOf(conn: Connection, responseIds: readonly (string | null | undefined)[] = []): FailureIds {
+    return { session: this.objectId, sessionName: conn.attachment.sessionId, responseIds };
+  }
+
   /**
    * `deltagate.response.resume`: replays the events of `responseId` after `startingAfter` on the
-   * lane of `streamId`, then (if it is still running) streams the rest live. Visible: store:true
-   * responses of this session, and store:false ones of this socket.
+   * lane of `streamId`, then (if it is still running) streams the rest live. Visible: what the one
+   * visibility rule lets this socket `resume` (visibility.ts: store:true responses of this session
+   * within retention, store:false ones of this socket).
    */
   private resume(conn: Connection, responseId: string, startingAfter: number, streamId: string | null): void {
     const sink = laneSink(conn, streamId);
     const record = this.store.get(responseId);
-    if (!record || (record.connId !== null && record.connId !== conn.attachment.connId)) {
+    if (!record || !maySee(record, conn.attachment.connId, "resume", this.now(), this.visibility)) {
       this.sendError(conn, responseNotFound(responseId), streamId);
       return;
     }
@@ -230,7 +247,12 @@ export class WebSocketTransport {
           .then(
             ({ responseId }) => this.reportTiming(conn, request, timer, responseId, null),
             (error: unknown) => {
-              const apiError = asApiError(error, "turn failed", this.redactor);
+              const ids = this.idsOf(conn, [request.previous_response_id]);
+              const apiError = asApiError(
+                error,
+                failureLabel("turn failed", ids, this.redactor),
+                this.redactor,
+              );
               if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
               this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
             },

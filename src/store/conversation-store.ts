@@ -12,10 +12,11 @@
  *   resend key. A history later shortened by a deleted ancestor keeps the old hash: the matcher
  *   compares the stored item count with the history it reads (src/resend/match.ts).
  * - an item's JSON or a response's settings too long for one row is stored in pieces
- *   (large-values.ts), written and deleted in the same transaction as its row.
- * - every method that deletes or re-parents responses bumps `historyEpoch` (in-memory history
- *   caches depend on it); `items.tokens` caches an item's token count (counted by src/context and
- *   handed in by the caller), never its data.
+ *   (large-values.ts), written in the same transaction as its row;
+ * - every deletion of a response goes through the one deletion (response-deletion.ts: items,
+ *   pieces, event log, dependents' rows, children re-parented, `historyEpoch` bumped — in-memory
+ *   history caches depend on it); `items.tokens` caches an item's token count (counted by
+ *   src/context and handed in by the caller), never its data.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 
@@ -26,6 +27,7 @@ import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
 import { ReleasedScopes } from "./released-scopes.ts";
+import { ResponseDeletion, type ResponseDependent } from "./response-deletion.ts";
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
@@ -184,7 +186,9 @@ export class ConversationStore {
   private readonly large: LargeValueStore;
   /** The grace window of closed sockets' store:false state (released-scopes.ts). */
   readonly scopes: ReleasedScopes;
-  /** Bumped by every method that deletes or re-parents responses (see `historyEpoch`). */
+  /** The one deletion of responses (response-deletion.ts). */
+  private readonly deletion: ResponseDeletion;
+  /** Bumped by every deletion (see `historyEpoch`). */
   private epoch = 0;
 
   /** Runs pending schema migrations (synchronously) and wraps the storage. */
@@ -194,9 +198,23 @@ export class ConversationStore {
     migrate(storage);
     this.eventLogs = new EventLogStore(storage.sql);
     this.large = new LargeValueStore(storage.sql);
-    this.scopes = new ReleasedScopes(storage, () => {
-      this.epoch++;
+    this.deletion = new ResponseDeletion({
+      storage,
+      large: this.large,
+      eventLogs: this.eventLogs,
+      bumpEpoch: () => {
+        this.epoch++;
+      },
     });
+    this.scopes = new ReleasedScopes(storage, (ids) => this.deletion.delete(ids));
+  }
+
+  /**
+   * Registers rows of a higher layer keyed by response id (the safety chain marks), deleted with
+   * their responses by every deletion.
+   */
+  addDependent(dependent: ResponseDependent): void {
+    this.deletion.addDependent(dependent);
   }
 
   /** The response with this id, or null. */
@@ -337,8 +355,8 @@ export class ConversationStore {
   }
 
   /**
-   * Counter of history-changing writes: it changes whenever a response is deleted or re-parented
-   * (`delete`, `expireBefore`, `deleteConnectionScoped`), i.e. whenever some `history(R)` may have
+   * Counter of history-changing writes: it changes whenever a response is deleted, its children
+   * re-parented (every deletion, response-deletion.ts), i.e. whenever some `history(R)` may have
    * changed. In-memory copies of histories (src/context/render-cache.ts) are valid only for the
    * epoch they were read in. Appending a response never changes an existing history.
    */
@@ -412,27 +430,17 @@ export class ConversationStore {
   }
 
   /**
-   * Deletes one response with its items and event log, at once. Its children become the roots of
-   * their chains (as when a response expires): their history no longer holds anything before
-   * them (see src/engine/history-repair.ts for what that leaves behind).
+   * Deletes one response with everything it owns (response-deletion.ts). Its children become the
+   * roots of their chains (as when a response expires): their history no longer holds anything
+   * before them (see src/engine/history-repair.ts for what that leaves behind).
    * @returns false when no such response exists.
    */
   delete(id: string): boolean {
-    const record = this.get(id);
-    if (!record) return false;
-    this.epoch++;
-    this.storage.transactionSync(() => {
-      this.sql.exec("UPDATE responses SET parent_id = NULL WHERE parent_id = ?", id);
-      this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
-      this.large.deleteResponse(id);
-      this.eventLogs.delete([id]);
-      this.sql.exec("DELETE FROM responses WHERE id = ?", id);
-    });
-    return true;
+    return this.deletion.delete([id]) > 0;
   }
 
   /**
-   * Deletes store:true responses created before `cutoff` (ms), with their items and logs; children
+   * Deletes store:true responses created before `cutoff` (ms), with everything they own; children
    * of deleted responses become chain roots.
    * @returns how many responses expired.
    */
@@ -441,20 +449,7 @@ export class ConversationStore {
       .exec<{ id: string }>("SELECT id FROM responses WHERE store = 1 AND created_at < ?", cutoff)
       .toArray()
       .map((row) => row.id);
-    if (ids.length === 0) return 0;
-    this.epoch++;
-    this.storage.transactionSync(() => {
-      for (const id of ids) {
-        this.sql.exec("DELETE FROM items WHERE response_id = ?", id);
-        this.large.deleteResponse(id);
-        this.sql.exec("DELETE FROM responses WHERE id = ?", id);
-      }
-      this.eventLogs.delete(ids);
-      this.sql.exec(
-        "UPDATE responses SET parent_id = NULL WHERE parent_id IS NOT NULL AND parent_id NOT IN (SELECT id FROM responses)",
-      );
-    });
-    return ids.length;
+    return this.deletion.delete(ids);
   }
 
   /**
@@ -478,20 +473,20 @@ export class ConversationStore {
 
   /**
    * The reasoning items with this id the session returned (output rows), newest first, each with
-   * the store:false scope of its response (null for store:true), exactly as stored.
+   * the id of the response that returned it, exactly as stored.
    */
-  returnedReasoning(id: string): Array<{ item: StoredItem; connId: string | null }> {
+  returnedReasoning(id: string): Array<{ item: StoredItem; responseId: string }> {
     return this.sql
-      .exec<ItemRowData & { conn_id: string | null }>(
+      .exec<ItemRowData>(
         `SELECT items.response_id, items.kind, items.position, items.data, items.pieces, items.tokens,
-           length(CAST(items.data AS BLOB)) AS bytes, responses.conn_id
+           length(CAST(items.data AS BLOB)) AS bytes
          FROM items JOIN responses ON responses.id = items.response_id
          WHERE items.id = ? AND items.type = 'reasoning' AND items.kind = ${OUTPUT}
          ORDER BY responses.created_at DESC LIMIT 4`,
         id,
       )
       .toArray()
-      .map((row) => ({ item: this.decodeItem(row).item, connId: row.conn_id }));
+      .map((row) => ({ item: this.decodeItem(row).item, responseId: row.response_id }));
   }
 
   /** The model of the session's latest response, or null before the first. */
@@ -512,7 +507,7 @@ export class ConversationStore {
   }
 
   /**
-   * Deletes every store:false response owned by a connection, with its items.
+   * Deletes every store:false response owned by a connection, with everything it owns.
    * A connection that owns nothing (every store:true HTTP request, whose scope is cleaned up after
    * each turn) costs one indexed read: no write (so no commit for the output gate to wait on) and
    * no `historyEpoch` bump, which would otherwise empty the render cache and make the next turn
@@ -520,19 +515,11 @@ export class ConversationStore {
    * @returns how many responses were deleted.
    */
   deleteConnectionScoped(connId: string): number {
-    const owns = this.sql.exec("SELECT 1 FROM responses WHERE conn_id = ? LIMIT 1", connId).toArray();
-    if (owns.length === 0) return 0;
-    let deleted = 0;
-    this.epoch++;
-    this.storage.transactionSync(() => {
-      this.sql.exec(
-        "DELETE FROM items WHERE response_id IN (SELECT id FROM responses WHERE conn_id = ?)",
-        connId,
-      );
-      this.large.deleteConnection(connId);
-      deleted = this.sql.exec("DELETE FROM responses WHERE conn_id = ?", connId).rowsWritten;
-    });
-    return deleted;
+    const ids = this.sql
+      .exec<{ id: string }>("SELECT id FROM responses WHERE conn_id = ?", connId)
+      .toArray()
+      .map((row) => row.id);
+    return this.deletion.delete(ids);
   }
 
   /** Connection ids that still own store:false responses. */

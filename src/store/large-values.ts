@@ -93,12 +93,4 @@ export class LargeValueStore {
   deleteResponse(responseId: string): void {
     this.sql.exec("DELETE FROM value_pieces WHERE response_id = ?", responseId);
   }
-
-  /** Deletes every piece of the responses owned by a store:false connection. */
-  deleteConnection(connId: string): void {
-    this.sql.exec(
-      "DELETE FROM value_pieces WHERE response_id IN (SELECT id FROM responses WHERE conn_id = ?)",
-      connId,
-    );
-  }
 }

@@ -10,7 +10,9 @@
  *   from another socket never loses its history while it is continuable: a store:false response
  *   lives while the last scope that builds on it lives, plus the window;
  * - a scope's release time is its first (a second release changes nothing).
- * Every deletion calls `onDelete` (the store's history epoch, conversation-store.ts).
+ * Every deletion goes through the store's one deletion (`deleteResponses`, response-deletion.ts:
+ * items, value pieces, event logs, safety marks, children re-parented, history epoch bumped), in
+ * the same transaction as the scope's own rows.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 
@@ -18,16 +20,17 @@
 export class ReleasedScopes {
   private readonly storage: DurableObjectStorage;
   private readonly sql: SqlStorage;
-  private readonly onDelete: () => void;
+  private readonly deleteResponses: (ids: readonly string[]) => number;
 
   /**
-   * @param storage the session's storage (schema version 4 or later).
-   * @param onDelete called before anything is deleted or re-parented.
+   * @param storage the session's storage (schema version 5 or later).
+   * @param deleteResponses the store's one deletion (response-deletion.ts); returns how many it
+   *   deleted.
    */
-  constructor(storage: DurableObjectStorage, onDelete: () => void) {
+  constructor(storage: DurableObjectStorage, deleteResponses: (ids: readonly string[]) => number) {
     this.storage = storage;
     this.sql = storage.sql;
-    this.onDelete = onDelete;
+    this.deleteResponses = deleteResponses;
   }
 
   /**
@@ -38,14 +41,15 @@ export class ReleasedScopes {
   release(connId: string, at: number): void {
     const owns = this.sql.exec("SELECT 1 FROM responses WHERE conn_id = ? LIMIT 1", connId).toArray();
     if (owns.length === 0 || this.isReleased(connId)) return; // no write when nothing changes
-    const unfinished = `SELECT id FROM responses WHERE conn_id = ?1 AND status IN ('queued', 'in_progress')`;
-    const running = this.sql.exec(`${unfinished} LIMIT 1`, connId).toArray().length > 0;
-    if (running) this.onDelete();
+    const unfinished = this.sql
+      .exec<{ id: string }>(
+        "SELECT id FROM responses WHERE conn_id = ? AND status IN ('queued', 'in_progress')",
+        connId,
+      )
+      .toArray()
+      .map((row) => row.id);
     this.storage.transactionSync(() => {
-      if (running) {
-        this.sql.exec(`DELETE FROM items WHERE response_id IN (${unfinished})`, connId);
-        this.sql.exec(`DELETE FROM responses WHERE id IN (${unfinished})`, connId);
-      }
+      this.deleteResponses(unfinished);
       this.sql.exec(
         "INSERT INTO released_scopes (conn_id, released_at) VALUES (?, ?) ON CONFLICT(conn_id) DO NOTHING",
         connId,
@@ -61,8 +65,8 @@ export class ReleasedScopes {
 
   /**
    * Purges the scopes released at or before `cutoff` (ms): their responses that a live scope's
-   * store:false response builds on move to that scope, the others are deleted with their items
-   * (their children become chain roots, as after a DELETE). Costs one indexed read when nothing
+   * store:false response builds on move to that scope, the others are deleted with everything
+   * they own (their children become chain roots, as after a DELETE). Costs one indexed read when nothing
    * is due.
    * @returns how many responses were deleted.
    */
@@ -71,7 +75,6 @@ export class ReleasedScopes {
       .exec("SELECT 1 FROM released_scopes WHERE released_at <= ? LIMIT 1", cutoff)
       .toArray();
     if (due.length === 0) return 0;
-    this.onDelete();
     let deleted = 0;
     const expired = "SELECT conn_id FROM released_scopes WHERE released_at <= ?1";
     this.storage.transactionSync(() => {
@@ -88,10 +91,11 @@ export class ReleasedScopes {
            WHERE conn_id IN (${expired}) AND id IN (SELECT id FROM up)`,
         cutoff,
       );
-      const doomed = `SELECT id FROM responses WHERE conn_id IN (${expired})`;
-      this.sql.exec(`UPDATE responses SET parent_id = NULL WHERE parent_id IN (${doomed})`, cutoff);
-      this.sql.exec(`DELETE FROM items WHERE response_id IN (${doomed})`, cutoff);
-      deleted = this.sql.exec(`DELETE FROM responses WHERE conn_id IN (${expired})`, cutoff).rowsWritten;
+      const doomed = this.sql
+        .exec<{ id: string }>(`SELECT id FROM responses WHERE conn_id IN (${expired})`, cutoff)
+        .toArray()
+        .map((row) => row.id);
+      deleted = this.deleteResponses(doomed);
       this.sql.exec("DELETE FROM released_scopes WHERE released_at <= ?", cutoff);
     });
     return deleted;

@@ -25,3 +25,12 @@ export function ownerTenant(sql: SqlStorage): string | null {
     sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'tenant'").toArray()[0]?.value ?? null
   );
 }
+
+/**
+ * The one tenant check of a session: it belongs to the tenant that first used it, forever. `claim`
+ * (a turn, a socket) takes an unowned session; `read` (a response by id, an export) needs the
+ * session to be the tenant's already.
+ */
+export function admits(sql: SqlStorage, tenant: string, access: "claim" | "read"): boolean {
+  return access === "claim" ? claimTenant(sql, tenant) : ownerTenant(sql) === tenant;
+}

@@ -11,21 +11,20 @@
  */
 import type { Context } from "hono";
 import { z } from "zod";
-import type { Env } from "../config/env.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { AFFINITY_BUSY_HEADER, SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
-import type { SessionDurableObject } from "../session/session-do.ts";
+import type { SessionDurableObject, SessionEnv } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { responseOwner } from "../util/ids.ts";
 import { affinitySessionId } from "./affinity.ts";
 import { namedSessionId, randomSessionId, sessionIdOf } from "./session-id.ts";
 
 /** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
-export type AppEnv = { Bindings: Env; Variables: { tenant: string } };
+export type AppEnv = { Bindings: SessionEnv; Variables: { tenant: string } };
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 
@@ -57,7 +56,7 @@ export function sessionObjectName(tenant: string, sessionId: string): string {
 }
 
 /** The stub of the Durable Object that owns `responseId`, or null when the id is not routable. */
-function ownerStub(env: Env, responseId: string): SessionStub | null {
+function ownerStub(env: SessionEnv, responseId: string): SessionStub | null {
   const owner = responseOwner(responseId);
   if (!owner) return null;
   try {
@@ -147,7 +146,7 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   return sessionStub(c.env, tenant, randomSessionId()).createResponse(tenant, request, options);
 }
 
-function sessionStub(env: Env, tenant: string, sessionId: string): SessionStub {
+function sessionStub(env: SessionEnv, tenant: string, sessionId: string): SessionStub {
   return env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
 }
 

@@ -8,6 +8,6 @@ declare namespace Cloudflare {
     durableNamespaces: "SessionDurableObject";
   }
   interface Env {
-    SESSIONS: import("../../src/config/env.ts").Env["SESSIONS"];
+    SESSIONS: import("../../src/session/session-do.ts").SessionEnv["SESSIONS"];
   }
 }

@@ -13,6 +13,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
+import { upstreamWarmed } from "../../src/session/warm-on-connect.ts";
 import { sessionStub } from "../support/session-stub.ts";
 import { connect, type TestSocket, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
 import { connections, recorded, responseOf, type SimConnection } from "./upstream-ws-loop.ts";
@@ -108,7 +109,7 @@ describe.concurrent("responses-ws upstream idle close", () => {
       .not.toBeNull();
 
     const again = await connect({ session });
-    await runInDurableObject(sessionStub("tenant-a", session), (instance) => instance.warming);
+    await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => upstreamWarmed(state));
     // Every upstream connection that exists before the create is sent.
     const opened = new Set((await allConnections(simulatorUrl)).map((c) => c.id));
     again.send({ type: "response.create", model: "sim-ws-idle", input: `${marker} turn one [sim:tokens=8]` });
@@ -125,7 +126,7 @@ describe.concurrent("responses-ws upstream idle close", () => {
     const session = uniqueSession("ws-warm-hint");
     const metadata = JSON.stringify({ request_kind: "prewarm", model: "sim-ws-idle" });
     const ws = await connect({ session, headers: { "x-codex-turn-metadata": metadata } });
-    await runInDurableObject(sessionStub("tenant-a", session), (instance) => instance.warming);
+    await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => upstreamWarmed(state));
     const opened = new Set((await allConnections(simulatorUrl)).map((c) => c.id));
     ws.send({ type: "response.create", model: "sim-ws-idle", input: `${marker} turn one [sim:tokens=8]` });
     expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");

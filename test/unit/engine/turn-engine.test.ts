@@ -65,6 +65,7 @@ async function trace(raw: Record<string, unknown>): Promise<string[]> {
     live: new LiveRegistry(),
     importRemote: async () => false,
     mayContinue: () => false,
+    logFailure: () => {},
   });
   const request = createRequest.parse({ type: "response.create", model: "m", input: "hi", ...raw });
   const sink = { send: (event: { type: string }) => void order.push(`send: ${event.type}`) };

@@ -3,7 +3,8 @@
  * ends the turn at once, without waiting for the upstream's next event (an upstream that would
  * never send one), and the upstream sees the abort; the cancelled outcome keeps the output sent so
  * far and the usage the stream counts; a failure of `open()` becomes a failed outcome with the
- * upstream's status for a non-streaming client.
+ * upstream's status for a non-streaming client; an unexpected failure goes to the session's log
+ * (which names the response and redacts it), not to the client.
  */
 import { describe, expect, it } from "vitest";
 import type { TurnEmitter } from "../../../src/engine/turn-emitter.ts";
@@ -46,7 +47,14 @@ describe("streamTurn", () => {
       },
     };
     const { emitted, emitter } = recorder();
-    const result = await streamTurn(upstream, request, emitter, cancel.signal, () => 1000);
+    const result = await streamTurn(
+      upstream,
+      request,
+      emitter,
+      cancel.signal,
+      () => 1000,
+      () => {},
+    );
     expect(emitted).toEqual(["response.output_item.added"]);
     expect(seen.signal?.aborted).toBe(true);
     expect(result?.outcome.status).toBe("cancelled");
@@ -62,7 +70,14 @@ describe("streamTurn", () => {
         return new Promise<never>(() => {});
       },
     };
-    const result = await streamTurn(upstream, request, recorder().emitter, cancel.signal, () => 1000);
+    const result = await streamTurn(
+      upstream,
+      request,
+      recorder().emitter,
+      cancel.signal,
+      () => 1000,
+      () => {},
+    );
     expect(result?.outcome).toMatchObject({ status: "cancelled", output: [], usage: null });
   });
 
@@ -77,6 +92,7 @@ describe("streamTurn", () => {
       recorder().emitter,
       new AbortController().signal,
       () => 1,
+      () => {},
     );
     expect(result?.outcome).toMatchObject({
       status: "failed",
@@ -84,5 +100,25 @@ describe("streamTurn", () => {
       usage: null,
     });
     expect(result?.failure).toEqual({ status: 429, type: "rate_limit_error" });
+  });
+
+  it("hands an unexpected failure to the session's log (never to the client) and fails the turn", async () => {
+    const upstream: Upstream = { open: () => Promise.reject(new TypeError("bug in an adapter")) };
+    const logged: Array<[string, unknown]> = [];
+    const result = await streamTurn(
+      upstream,
+      request,
+      recorder().emitter,
+      new AbortController().signal,
+      () => 1,
+      (where, cause) => logged.push([where, cause]),
+    );
+    expect(logged).toHaveLength(1);
+    expect(logged[0]?.[0]).toBe("upstream stream failed");
+    expect(logged[0]?.[1]).toBeInstanceOf(TypeError);
+    expect(result?.outcome).toMatchObject({
+      status: "failed",
+      error: { code: "server_error", message: "The upstream stream failed." },
+    });
   });
 });

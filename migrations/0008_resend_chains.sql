@@ -1,4 +1,4 @@
--- Transparent deltas (version 7, src/resend/): each response keeps the rolling hash of its
+-- Transparent deltas (version 8, src/resend/): each response keeps the rolling hash of its
 -- history (every input and output item of its chain: chain_hash over chain_items items; through
 -- its own input while it runs) and, once completed, its resend key (its settings with that hash),
 -- by which a client's full resend finds the chain it continues. implicit_parent: the response

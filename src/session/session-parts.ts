@@ -1,0 +1,114 @@
+/**
+ * The composition of a session Durable Object: builds its modules from the environment's
+ * configuration and wires them together — storage and its dependents (the safety checks' chain
+ * marks go with their responses), the store:false scope lifecycle, upstreams, the turn pipeline
+ * and engine, cross-session transfer, the one visibility rule and both transports. The Durable
+ * Object (session-do.ts) keeps only lifecycle and entry points.
+ * Invariant: one instance of each module per Durable Object instance; every module that decides
+ * who sees a response gets the same `VisibilitySettings` (visibility.ts).
+ */
+import { type Config, parseConfig } from "../config/config.ts";
+import type { Env } from "../config/env.ts";
+import { ContextWindow } from "../context/context-window.ts";
+import { LiveRegistry } from "../engine/live-responses.ts";
+import { TurnEngine } from "../engine/turn-engine.ts";
+import { createTurnPipeline } from "../pipeline/pipeline.ts";
+import { SessionSafety } from "../safety/session-safety.ts";
+import { ConversationStore } from "../store/conversation-store.ts";
+import { ownerTenant } from "../store/session-meta.ts";
+import { ClientPresence } from "../upstream/client-presence.ts";
+import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { logFailure } from "./failure-log.ts";
+import { HttpTransport } from "./http-transport.ts";
+import { ScopeLifecycle } from "./scope-lifecycle.ts";
+import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
+import { maySee, type VisibilitySettings } from "./visibility.ts";
+import type { WarmDeps } from "./warm-on-connect.ts";
+import { WebSocketTransport } from "./ws-transport.ts";
+
+/** The modules of one session Durable Object. */
+export interface SessionParts {
+  config: Config;
+  store: ConversationStore;
+  live: LiveRegistry;
+  ws: WebSocketTransport;
+  http: HttpTransport;
+  scopes: ScopeLifecycle;
+  transfer: ResponseTransfer;
+  /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
+  presence: ClientPresence;
+  /** What warm-on-connect needs (warm-on-connect.ts). */
+  warm: WarmDeps;
+}
+
+/** What the composition needs from the Durable Object. */
+export interface SessionHooks {
+  /** The scope ids of the open sockets (at construction). */
+  openScopes: ReadonlySet<string>;
+  /** Re-arms the alarm (a response was imported: a new retention deadline). */
+  scheduleAlarm(): Promise<void>;
+  /** Asks another session Durable Object for an export (transfer.ts `TransferDeps.exportFrom`). */
+  exportFrom: TransferDeps["exportFrom"];
+}
+
+/** Builds the modules of the session Durable Object with state `ctx`. */
+export function composeSession(ctx: DurableObjectState, env: Env, hooks: SessionHooks): SessionParts {
+  const config = parseConfig(env);
+  const objectId = ctx.id.toString();
+  const store = new ConversationStore(ctx.storage);
+  const safety = new SessionSafety({
+    settings: config.safety,
+    sql: ctx.storage.sql,
+    tenant: () => ownerTenant(ctx.storage.sql),
+    ai: env.AI ?? null,
+  });
+  store.addDependent(safety.cache); // chain marks go with their responses
+  const scopes = new ScopeLifecycle({ store, graceMs: config.storeFalseGraceMs, now: Date.now });
+  const live = new LiveRegistry(config.abandonGraceMs);
+  const presence = new ClientPresence(hooks.openScopes);
+  const adapterDefaults = { ...config, presence };
+  const router = new UpstreamRouter(config.routes, (route) => createAdapter(route, adapterDefaults));
+  const visibility: VisibilitySettings = config;
+  const transfer = new ResponseTransfer({
+    store,
+    safety,
+    ownerId: objectId,
+    visibility,
+    now: Date.now,
+    exportFrom: hooks.exportFrom,
+  });
+  const window = new ContextWindow(store);
+  const pipeline = createTurnPipeline({
+    routeChain: (model) => router.upstreamFor(model),
+    window,
+    safety,
+    redactor: config.redactor,
+  });
+  const engine = new TurnEngine({
+    store,
+    history: (parentId) => window.history(parentId),
+    upstreamFor: (turn) => pipeline.upstreamFor(turn),
+    ownerId: objectId,
+    now: Date.now,
+    keepaliveMs: config.keepaliveMs,
+    live,
+    importRemote: async (id, scope) => {
+      const imported = await transfer.importRemote(id, scope);
+      if (imported) await hooks.scheduleAlarm();
+      return imported;
+    },
+    mayContinue: (parent, scope) => maySee(parent, scope.connId, "continue", Date.now(), visibility),
+    logFailure: (where, responseId, cause) =>
+      logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
+  });
+  const shared = { engine, store, live, visibility, now: Date.now, turnLog: config.turnLog };
+  const ws = new WebSocketTransport({
+    ...shared,
+    maxConnectionMs: config.maxConnectionMs,
+    redactor: config.redactor,
+    objectId,
+  });
+  const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const warm = { ctx, router, lastModel: () => store.lastModel(), models: config.models };
+  return { config, store, live, ws, http, scopes, transfer, presence, warm };
+}
