@@ -31,8 +31,4 @@ export function resendKey(settings: string, chain: string): string {
   return hash128(`${settings}:${chain}`);
 }
 
-/** A chain's state as stored with a response: the hash of its items and how many there are. */
-export interface ChainState {
-  hash: string;
-  items: number;
-}
+export type { ChainState } from "../store/conversation-store.ts";

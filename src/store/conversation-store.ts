@@ -22,12 +22,20 @@
 
 import type { StoredItem } from "../protocol/items.ts";
 import type { Json } from "../protocol/json.ts";
-import type { ChainState } from "../resend/chain-hash.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
 import { ReleasedScopes } from "./released-scopes.ts";
 import { ResponseDeletion, type ResponseDependent } from "./response-deletion.ts";
+
+/**
+ * A chain's state as stored with a response (transparent deltas, src/resend/chain-hash.ts): the
+ * rolling hash of its history's items and how many there are.
+ */
+export interface ChainState {
+  hash: string;
+  items: number;
+}
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
