@@ -153,6 +153,23 @@ export default defineConfig({
                 base_url: upstream,
                 safety: { report_events: true },
               },
+              // Compaction (src/compaction/): routes that pass compaction and token counting through
+              // to the simulator (which serves /responses/compact and /responses/input_tokens), over
+              // HTTP and WebSocket mode; the other simulator routes let Deltagate compact.
+              {
+                model: "sim-cmp-upws*",
+                api: "responses-ws",
+                base_url: upstream,
+                compaction: "upstream",
+                input_tokens: "upstream",
+              },
+              {
+                model: "sim-cmp-up*",
+                api: "responses-http",
+                base_url: upstream,
+                compaction: "upstream",
+                input_tokens: "upstream",
+              },
               // Encrypted reasoning across a fallback (src/upstream/encrypted-reasoning.ts): a
               // WebSocket route, then the HTTP route of the same provider (same base URL)…
               { model: "sim-fb-same*", api: "responses-ws", base_url: upstream, max_retries: 0 },
@@ -174,6 +191,9 @@ export default defineConfig({
                   UPSTREAM_BASE_URL: upstream,
                   UPSTREAM_API_KEY: "sim-test-key",
                   DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
+                  // Client secrets (src/auth/): a test signing key and the development minting route.
+                  CLIENT_SECRET_SIGNING_KEY: "test-client-secret-signing-key-0123456789",
+                  DEMO_CLIENT_SECRET_TENANT: "tenant-a",
                   MODELS: "deltagate-sim",
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",
@@ -192,6 +212,8 @@ export default defineConfig({
                   // Keepalives after 1 s of silence (production default 15 s), so a test upstream
                   // that stays silent for a few seconds (`delay_ms`) shows them.
                   KEEPALIVE_MS: "1000",
+                  // Deltagate's own compaction items (src/compaction/): a test key.
+                  COMPACTION_KEY: "dg-test-compaction-key",
                 },
               },
             };

@@ -23,6 +23,17 @@ import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 
 /** The local development API key (documented in .dev.vars.example and the README). */
 export const LOCAL_DEV_KEY = "dg-local-dev-key";
+/**
+ * The local development signing key of client secrets (`CLIENT_SECRET_SIGNING_KEY`): fixed, so a
+ * secret minted before a restart of the local stack still verifies after it. Development only.
+ */
+export const LOCAL_DEV_SIGNING_KEY = "deltagate-local-dev-client-secret-signing-key";
+
+/**
+ * The local development key of Deltagate's own compaction items (`COMPACTION_KEY`, README
+ * "Compaction"): a fixed value, so items survive a restart of `npm start`. Never use it deployed.
+ */
+export const LOCAL_COMPACTION_KEY = "dg-local-dev-compaction-key";
 
 /** The repository root (this file lives in `scripts/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -137,7 +148,7 @@ export function toEnvFile(vars: Record<string, string>): string {
 }
 
 /** What `wrangler dev` needs of the tree to build the Worker (paths relative to the repo root). */
-const WORKER_SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations"];
+const WORKER_SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations", "public"];
 
 /**
  * Copies the Worker's sources into a fresh directory under `.wrangler/snapshots/` (inside the
@@ -243,6 +254,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const port = options.port || (await freePort());
   const vars: Record<string, string> = {
     DELTAGATE_API_KEYS: options.apiKeys ?? `${LOCAL_DEV_KEY}:local`,
+    CLIENT_SECRET_SIGNING_KEY: LOCAL_DEV_SIGNING_KEY,
+    // The development minting route `POST /demo/client_secret`, for the local tenant (with the
+    // default keys only: custom keys name their own tenants).
+    ...(options.apiKeys === undefined && options.vars?.DELTAGATE_API_KEYS === undefined
+      ? { DEMO_CLIENT_SECRET_TENANT: "local" }
+      : {}),
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
     MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",
@@ -250,6 +267,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // OpenAI (the Worker's own default for api.openai.com); a real upstream gets the Worker's
     // default for its base URL (src/config/config.ts `defaultUpstreamApi`).
     ...(options.upstreamBaseUrl ? {} : { UPSTREAM_API: "responses-ws" }),
+    COMPACTION_KEY: LOCAL_COMPACTION_KEY,
     ...options.vars,
   };
   // The env file holds secrets: private dir, mode 0600, removed by stop().

@@ -47,6 +47,10 @@ console.log(`Upstream: ${settings.UPSTREAMS ? "the UPSTREAMS routing table" : up
 console.log(
   `API key: ${settings.DELTAGATE_API_KEYS !== undefined ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`,
 );
+if (settings.DELTAGATE_API_KEYS === undefined) {
+  console.log(`Client secrets (development only): curl -X POST ${stack.origin}/demo/client_secret`);
+  console.log(`Web agent page (development only): ${stack.origin}/demo/`);
+}
 console.log(`Try it: ${demo}   (Ctrl-C stops Deltagate and the simulator)\n`);
 
 let shuttingDown = false;

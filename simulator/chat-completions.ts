@@ -188,7 +188,8 @@ export async function handleChatCompletions(
   const includeUsage =
     typeof body.stream_options === "object" &&
     body.stream_options !== null &&
-    (body.stream_options as JsonObject).include_usage === true;
+    (body.stream_options as JsonObject).include_usage === true &&
+    !prepared.noUsage;
   const chunks = buildChunks(
     { ...base, object: "chat.completion.chunk" },
     plan,
@@ -276,5 +277,6 @@ function prepareChat(state: SimState, body: JsonObject) {
     midstream: directives.fail?.kind === "midstream",
     splitChars: directives.splitChars,
     failBefore: directives.fail?.kind === "before" ? directives.fail.status : null,
+    noUsage: directives.noUsage,
   };
 }

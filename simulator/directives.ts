@@ -57,6 +57,11 @@ export interface Directives {
    * event is sent, then the response waits for `POST /_sim/release?hold=NAME` (simulator/holds.ts).
    */
   hold: string | null;
+  /**
+   * Chat Completions streaming only (`no_usage=1`): no usage chunk even with
+   * `stream_options.include_usage`, as some open-source servers do.
+   */
+  noUsage: boolean;
 }
 
 /** Defaults used when no directive is present. */
@@ -75,6 +80,7 @@ export const DEFAULT_DIRECTIVES: Directives = {
   deltaChars: 16,
   reasoning: false,
   hold: null,
+  noUsage: false,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -147,6 +153,9 @@ export function parseDirectives(text: string): Directives {
         break;
       case "reasoning":
         d.reasoning = value === "1" || value === "true";
+        break;
+      case "no_usage":
+        d.noUsage = value === "1" || value === "true";
         break;
       case "hold":
         d.hold = /^[A-Za-z0-9_.:-]{1,64}$/.test(value) ? value : d.hold;

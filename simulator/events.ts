@@ -79,6 +79,8 @@ export function outputTokens(items: ResponseOutputItem[]): number {
         total += estimateTokens(part.type === "output_text" ? part.text : part.refusal);
     } else if (item.type === "function_call") {
       total += estimateTokens(item.arguments);
+    } else if (item.type === "compaction") {
+      total += estimateTokens(item.encrypted_content);
     }
   }
   return total;
@@ -156,6 +158,9 @@ export function buildEventSteps(plan: EventPlan): EventStep[] {
         content_index: 0,
         part: { ...emptyPart, text },
       });
+    } else if (item.type === "compaction") {
+      // A compaction item arrives whole (its encrypted content is not streamed).
+      push({ type: "response.output_item.added", output_index, item });
     } else if (item.type === "reasoning") {
       // `encrypted_content` (when included) arrives with the finished item.
       const { encrypted_content: _encrypted, ...opening } = item;

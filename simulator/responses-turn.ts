@@ -7,6 +7,7 @@
  * transports.
  */
 import type { ResponseOutputItem } from "openai/resources/responses/responses";
+import { compactionItem, splitTrigger, validateCompactions } from "./compaction.ts";
 import { functionTools, lastUserText, normalizeInput, type SimContext } from "./context.ts";
 import { DEFAULT_DIRECTIVES, type Directives, parseDirectives } from "./directives.ts";
 import { invalidRequest, previousResponseNotFound, simulatedFailure } from "./errors.ts";
@@ -88,7 +89,8 @@ export function prepareTurn(
     validateInclude(body, model);
     validateInputPresence(params.input, prevId !== null, generate);
   }
-  const input = normalizeInput(params.input);
+  // A trailing `compaction_trigger` asks for a compaction (compaction.ts); it is not kept.
+  const { items: input, trigger } = splitTrigger(normalizeInput(params.input));
   record.inputItemCount = input.length;
   if (state.strict) validateInputItems(input);
   let history: JsonObject[] = [];
@@ -102,6 +104,7 @@ export function prepareTurn(
   validateToolPairing(items, state.strict);
   const store = params.store !== false;
   if (state.strict) state.reasoning.validate(items, history.length, store);
+  if (state.strict) validateCompactions(state.compactionSecret, items, history.length);
 
   const directives = generate ? parseDirectives(lastUserText(items)) : DEFAULT_DIRECTIVES;
   if (directives.fail?.kind === "before") {
@@ -116,8 +119,10 @@ export function prepareTurn(
     parallelToolCalls: params.parallel_tool_calls !== false,
     maxOutputTokens: params.max_output_tokens ?? null,
   };
-  const plan = generate ? planTurn(ctx, directives) : { items: [], truncated: false };
+  const plan = generate && !trigger ? planTurn(ctx, directives) : { items: [], truncated: false };
   const output: ResponseOutputItem[] = plan.items.map(toOutputItem);
+  if (generate && trigger)
+    output.push(compactionItem(state.compactionSecret, items) as unknown as ResponseOutputItem);
   const followingId = output[0]?.id;
   const reasons = directives.reasoning && !isNonReasoningModel(model);
   const reasoningTokens = reasons && followingId ? REASONING_TOKENS : 0;

@@ -1,6 +1,7 @@
 /**
  * The embedded reference simulator's HTTP server: an OpenAI-compatible inference SIMULATOR
  * (not a model) serving `/v1/models`, `/v1/responses` (HTTP, SSE and WebSocket mode),
+ * `/v1/responses/compact`, `/v1/responses/input_tokens`,
  * `/v1/chat/completions`, `/v1/moderations`, plus the inspection API `/_sim/requests`.
  * Accepts any bearer token and logs nothing secret. `startSimulator` is the entry point for
  * `npm start`, tests and benchmarks.
@@ -8,6 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { handleChatCompletions } from "./chat-completions.ts";
+import { handleCompact, handleInputTokens, newCompactionSecret } from "./compaction.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
 import { Holds } from "./holds.ts";
 import { sendError, sendJson } from "./http-util.ts";
@@ -85,6 +87,8 @@ async function route(state: SimState, req: IncomingMessage, res: ServerResponse)
     return sendJson(res, 200, { id, object: "model", created: CREATED_AT, owned_by: "deltagate-simulator" });
   }
   if (method === "POST" && path === "/v1/responses") return handleResponsesHttp(state, req, res);
+  if (method === "POST" && path === "/v1/responses/compact") return handleCompact(state, req, res);
+  if (method === "POST" && path === "/v1/responses/input_tokens") return handleInputTokens(state, req, res);
   if (method === "GET" && path.startsWith("/v1/responses/")) {
     const id = decodeURIComponent(path.slice("/v1/responses/".length));
     const node = state.store.get(id);
@@ -145,6 +149,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     strict: options.strict ?? true,
     reasoning: new ReasoningLedger(),
     holds: new Holds(),
+    compactionSecret: newCompactionSecret(),
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };
   const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {

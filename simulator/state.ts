@@ -37,6 +37,8 @@ export interface SimState {
   reasoning: ReasoningLedger;
   /** Named holds of the `hold=` directive (`POST /_sim/release`). */
   holds: Holds;
+  /** Secret of this instance's compaction items (compaction.ts): another simulator's are refused. */
+  compactionSecret: Buffer;
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }

@@ -3,9 +3,10 @@
  * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
  */
 import { z } from "zod";
+import { isClientSecret, MIN_SIGNING_KEY_CHARS } from "../auth/client-secret.ts";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
-import { DEFAULT_KEEP_WARM_MS } from "../upstream/responses-ws/adapter.ts";
+import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import {
   parseRoutes,
   ROUTE_DEFAULTS,
@@ -56,6 +57,19 @@ export interface Config {
   storeFalseGraceMs: number;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
+  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
+  compactionKeys: readonly string[];
+  /** Client secrets and where credentials may travel (README "Client secrets"). */
+  clientSecrets: {
+    /** HMAC key of client secrets (`CLIENT_SECRET_SIGNING_KEY`); null: client secrets are off. */
+    signingKey: string | null;
+    /** Accept a tenant key in the WebSocket subprotocol or the URL (`ALLOW_INSECURE_API_KEY`). */
+    allowInsecureApiKey: boolean;
+    /** The tenant `POST /demo/client_secret` mints for (`DEMO_CLIENT_SECRET_TENANT`); null: no such route. */
+    demoTenant: string | null;
+  };
+  /** Origins allowed cross-origin (`CORS_ALLOWED_ORIGINS`): `*` or exact origins. */
+  corsOrigins: "*" | ReadonlySet<string>;
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -69,8 +83,46 @@ export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** Default grace window of a closed socket's store:false state, in ms (5 minutes). */
 export const DEFAULT_STORE_FALSE_GRACE_MS = 5 * 60 * 1000;
 
-/** Default idle time before a warm upstream WebSocket is closed, in ms. */
-export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
+const TRUE_WORDS = ["1", "true", "on", "yes"];
+
+/**
+ * `CLIENT_SECRET_SIGNING_KEY`: unset or empty → null.
+ * @throws {Error} (never quoting the value) when it is shorter than 32 characters.
+ */
+function parseSigningKey(raw: string | undefined): string | null {
+  const key = raw?.trim() ?? "";
+  if (key === "") return null;
+  if (key.length < MIN_SIGNING_KEY_CHARS) {
+    throw new Error(`CLIENT_SECRET_SIGNING_KEY must be at least ${MIN_SIGNING_KEY_CHARS} characters`);
+  }
+  return key;
+}
+
+/**
+ * `CORS_ALLOWED_ORIGINS`: `*` (default) or comma-separated origins, each exactly
+ * `scheme://host[:port]` as browsers send it in `Origin`.
+ * @throws {Error} naming the entry that is not an origin.
+ */
+function parseCorsOrigins(raw: string | undefined): "*" | ReadonlySet<string> {
+  const value = raw?.trim() ?? "*";
+  if (value === "*" || value === "") return "*";
+  const origins = new Set<string>();
+  for (const entry of value
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0)) {
+    let origin: string | null = null;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      origin = null;
+    }
+    if (origin !== entry)
+      throw new Error(`CORS_ALLOWED_ORIGINS: '${entry}' is not an origin (scheme://host[:port])`);
+    origins.add(entry);
+  }
+  return origins;
+}
 
 const keyPair = z
   .string()
@@ -95,6 +147,11 @@ function parseApiKeys(raw: string | undefined): Map<string, string> {
         throw new Error(`DELTAGATE_API_KEYS entry #${index + 1} is not of the form key:tenant`);
       }
       const cut = entry.lastIndexOf(":");
+      if (isClientSecret(entry)) {
+        throw new Error(
+          `DELTAGATE_API_KEYS entry #${index + 1} starts with ek_, the prefix of client secrets`,
+        );
+      }
       keys.set(entry.slice(0, cut), entry.slice(cut + 1));
     });
   return keys;
@@ -163,8 +220,13 @@ export function parseConfig(env: Env): Config {
     return typeof value === "string" ? value : undefined;
   };
   const routes = parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env));
+  const apiKeys = parseApiKeys(env.DELTAGATE_API_KEYS);
+  const demoTenant = env.DEMO_CLIENT_SECRET_TENANT?.trim() || null;
+  if (demoTenant !== null && ![...apiKeys.values()].includes(demoTenant)) {
+    throw new Error("DEMO_CLIENT_SECRET_TENANT names a tenant that has no key in DELTAGATE_API_KEYS");
+  }
   const config: Config = {
-    apiKeys: parseApiKeys(env.DELTAGATE_API_KEYS),
+    apiKeys,
     upstream,
     routes,
     upstreamIdleMs: z.coerce
@@ -213,6 +275,16 @@ export function parseConfig(env: Env): Config {
       .min(0)
       .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
     turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
+    compactionKeys: (env.COMPACTION_KEY ?? "")
+      .split(",")
+      .map((key) => key.trim())
+      .filter((key) => key.length > 0),
+    clientSecrets: {
+      signingKey: parseSigningKey(env.CLIENT_SECRET_SIGNING_KEY),
+      allowInsecureApiKey: TRUE_WORDS.includes((env.ALLOW_INSECURE_API_KEY ?? "").trim().toLowerCase()),
+      demoTenant,
+    },
+    corsOrigins: parseCorsOrigins(env.CORS_ALLOWED_ORIGINS),
   };
   cache.set(env, config);
   return config;

@@ -68,6 +68,26 @@ export interface Env {
   SAFETY_BATCH_MAX_TEXTS?: string;
   /** Accounting log lines: `all`, `notable` (default) or `off`. */
   SAFETY_LOG?: string;
+  /**
+   * Secret: the key(s) Deltagate seals its own compaction items with (AES-GCM, src/compaction/),
+   * comma-separated, current first; older ones still open items (rotation). Unset: Deltagate's own
+   * compaction answers 503 `compaction_unavailable`.
+   */
+  COMPACTION_KEY?: string;
+  /**
+   * Secret: the HMAC key (≥ 32 characters) client secrets are signed with (src/auth/client-secret.ts).
+   * Unset: `POST /v1/client_secrets` answers 501 and no client secret is accepted. Rotating it
+   * revokes every client secret.
+   */
+  CLIENT_SECRET_SIGNING_KEY?: string;
+  /** `true` accepts a tenant API key in the WebSocket subprotocol or `?api_key=` (default: refused). */
+  ALLOW_INSECURE_API_KEY?: string;
+  /** Origins allowed cross-origin: `*` (default) or a comma-separated list of `scheme://host[:port]`. */
+  CORS_ALLOWED_ORIGINS?: string;
+  /** Development only: the tenant `POST /demo/client_secret` mints for, without authentication (unset: no such route). */
+  DEMO_CLIENT_SECRET_TENANT?: string;
+  /** Workers Static Assets binding (`[assets]` in wrangler.toml): the demo page, public/demo/. */
+  ASSETS?: Fetcher;
   /** Workers AI binding (`[ai] binding = "AI"` in wrangler.toml), for the llama-guard classifier. */
   AI?: { run(model: string, inputs: Record<string, unknown>): Promise<unknown> };
 }

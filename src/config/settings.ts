@@ -6,6 +6,7 @@
  * Invariant: `SETTING_NAMES` lists every variable declared in `Env` except bindings (checked by
  * the compiler below), and nothing else.
  */
+import { isRecord } from "../protocol/json.ts";
 import type { Env } from "./env.ts";
 
 /** Every setting variable of the Worker, in the README's order. */
@@ -38,6 +39,11 @@ export const SETTING_NAMES = [
   "SAFETY_BATCH_WAIT_MS",
   "SAFETY_BATCH_MAX_TEXTS",
   "SAFETY_LOG",
+  "COMPACTION_KEY",
+  "CLIENT_SECRET_SIGNING_KEY",
+  "ALLOW_INSECURE_API_KEY",
+  "CORS_ALLOWED_ORIGINS",
+  "DEMO_CLIENT_SECRET_TENANT",
 ] as const satisfies readonly (keyof Env)[];
 
 /** One of `SETTING_NAMES`. */
@@ -46,7 +52,7 @@ export type SettingName = (typeof SETTING_NAMES)[number];
 /** The variables declared in `Env` (without its index signature) that are not bindings. */
 type DeclaredSetting = Exclude<
   keyof { [K in keyof Env as string extends K ? never : number extends K ? never : K]: Env[K] },
-  "AI"
+  "AI" | "ASSETS"
 >;
 /** Fails to compile, naming the variable, when `Env` declares a setting missing from the list. */
 type ListsEverySetting<Missing extends never> = Missing;
@@ -67,7 +73,7 @@ export function routeSecretNames(upstreams: string | undefined): string[] {
   if (!Array.isArray(routes)) return [];
   const names = new Set<string>();
   for (const route of routes) {
-    const name: unknown = typeof route === "object" && route !== null ? route.api_key_var : undefined;
+    const name: unknown = isRecord(route) ? route.api_key_var : undefined;
     if (typeof name === "string" && name.length > 0) names.add(name);
   }
   return [...names];

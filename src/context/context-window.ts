@@ -20,10 +20,10 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create (`truncation`).
  */
 import type { CreateRequest } from "../protocol/create-request.ts";
-import type { StoredItem } from "../protocol/items.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import { DEFAULT_CONTEXT_WINDOW } from "../upstream/routes.ts";
-import type { Upstream, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
+import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import {
   type CountedContext,
   countItems,
@@ -101,7 +101,12 @@ export class ContextWindow {
       );
     }
     this.cache.remember(turn.responseId, context);
-    return start === 0 ? upstream : new WindowedUpstream(upstream, context.items.slice(start));
+    if (start === 0) return upstream;
+    const kept = context.items.slice(start);
+    // Only the kept part of the context is sent, as a fresh chain.
+    return decorateUpstream(upstream, {
+      request: (request) => ({ ...request, input: kept, previousResponseId: null }),
+    });
   }
 
   /**
@@ -118,40 +123,9 @@ export class ContextWindow {
       const items = countItems(sent, count, this.store);
       return { count, inputTokens: items + this.settings.tokens(instructions, tools, count) };
     };
-    return {
-      get contextWindow() {
-        return upstream.contextWindow;
-      },
+    return decorateUpstream(upstream, {
       open: async (request, signal) =>
         withUsageFallback(await upstream.open(request, signal), exact(request)),
-      prewarm: (request) => upstream.prewarm?.(request),
-    };
-  }
-}
-
-/** An upstream that sends only the kept part of the context, as a fresh chain. */
-class WindowedUpstream implements Upstream {
-  private readonly inner: Upstream;
-  private readonly kept: readonly StoredItem[];
-
-  constructor(inner: Upstream, kept: readonly StoredItem[]) {
-    this.inner = inner;
-    this.kept = kept;
-  }
-
-  get contextWindow(): number | undefined {
-    return this.inner.contextWindow;
-  }
-
-  private fitted(request: UpstreamRequest): UpstreamRequest {
-    return { ...request, input: this.kept, previousResponseId: null };
-  }
-
-  open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    return this.inner.open(this.fitted(request), signal);
-  }
-
-  prewarm(request: UpstreamRequest): void {
-    this.inner.prewarm?.(this.fitted(request));
+    });
   }
 }

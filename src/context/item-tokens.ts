@@ -18,6 +18,7 @@
  *   https://platform.openai.com/docs/guides/images-vision#calculating-costs (image tokens).
  */
 import type { Item } from "../protocol/items.ts";
+import { isRecord } from "../protocol/json.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
 import type { CountTokens } from "./tokenizer.ts";
 
@@ -88,7 +89,7 @@ function imageCount(content: unknown): number {
   if (!Array.isArray(content)) return 0;
   let images = 0;
   for (const part of content) {
-    if (typeof part === "object" && part !== null && (part as Part).type === "input_image") images++;
+    if (isRecord(part) && part.type === "input_image") images++;
   }
   return images;
 }

@@ -8,7 +8,7 @@
  */
 
 import type { Item } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { FINISHED_EVENT_TYPES } from "../protocol/server-events.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import type { UpstreamEvent, UpstreamStream } from "../upstream/upstream.ts";
@@ -61,9 +61,7 @@ function usageFromCounts(inputTokens: number, outputTokens: number): Json {
 }
 
 function isItem(value: unknown): value is Item {
-  return (
-    typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string"
-  );
+  return isRecord(value) && typeof value.type === "string";
 }
 
 /**
@@ -81,10 +79,7 @@ export async function withUsageFallback(
   const fill = (event: UpstreamEvent): UpstreamEvent | Promise<UpstreamEvent> => {
     if (event.type === "response.output_item.done" && isItem(event.item)) seen.push(event.item);
     if (!FINISHED_EVENT_TYPES.has(event.type)) return event;
-    const response =
-      typeof event.response === "object" && event.response !== null && !Array.isArray(event.response)
-        ? event.response
-        : {};
+    const response = isRecord(event.response) ? event.response : {};
     if (response.usage !== undefined && response.usage !== null) return event;
     return counted(event, response);
   };

@@ -9,9 +9,12 @@
  *   subscriber it is cancelled (the upstream request is aborted and the response is stored as
  *   `cancelled`);
  * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`);
- * - a finished response is replayed from its persisted log (`loggedEventsAfter`).
+ * - a finished response is replayed from its persisted log (`loggedEventsAfter`); `replay` is the
+ *   one resumption both transports use (WebSocket `deltagate.response.resume`, HTTP `GET` with
+ *   `stream`): the live response when it runs here, else the persisted log.
  * Invariant: a response is in the registry exactly while its turn runs.
  */
+import { eventLogUnavailable } from "../protocol/errors.ts";
 import { endsStream, type ServerEvent } from "../protocol/server-events.ts";
 import type { EventSink } from "./event-sink.ts";
 
@@ -19,9 +22,9 @@ import type { EventSink } from "./event-sink.ts";
  * The events of a finished response's persisted log to send a client resuming after
  * `startingAfter`: those with a larger `sequence_number`. A client that already has the terminal
  * event (`startingAfter` equal to its number) gets nothing more; one that asks past it gets the
- * terminal event again, so its stream still ends: a client that was streaming when the session
- * restarted may have been sent events the log never got (src/engine/recovery.ts numbers the
- * terminal event after the last logged one).
+ * terminal event again, so its stream still ends whatever number it names. (A client that was
+ * streaming when the session restarted may have been sent events the log never got;
+ * src/engine/recovery.ts numbers the terminal event past any number it can hold.)
  */
 export function loggedEventsAfter(log: readonly ServerEvent[], startingAfter: number): ServerEvent[] {
   const events = log.filter((event) => event.sequence_number > startingAfter);
@@ -160,6 +163,32 @@ export class LiveRegistry {
   /** The live response with this id, if it is running in this instance. */
   get(id: string): LiveResponse | undefined {
     return this.live.get(id);
+  }
+
+  /**
+   * Sends `sink` the events of response `id` after `startingAfter` (-1 = all): when it runs here,
+   * the logged ones and then the live ones as they come; else those of its persisted log (`log`,
+   * read only then). The caller has checked that the response is visible to its client.
+   * @returns the live response `sink` now follows (detach it when the client goes away), or null
+   *   when the whole stream was sent from the persisted log.
+   * @throws {ApiError} 409 `event_log_unavailable` when the events cannot be sent complete (the
+   *   live log overflowed, or no log was persisted: store:false, or it outgrew its limit).
+   */
+  replay(
+    id: string,
+    startingAfter: number,
+    sink: EventSink,
+    log: () => readonly ServerEvent[] | null,
+  ): LiveResponse | null {
+    const live = this.live.get(id);
+    if (live) {
+      if (!live.subscribe(sink, startingAfter)) throw eventLogUnavailable(id);
+      return live;
+    }
+    const events = log();
+    if (!events) throw eventLogUnavailable(id);
+    for (const event of loggedEventsAfter(events, startingAfter)) sink.send(event);
+    return null;
   }
 
   /** The ids of the live responses any of `sinks` receives (for log lines). */

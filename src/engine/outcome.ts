@@ -5,7 +5,7 @@
  * Invariant: a failed outcome always has an error with a string `code` and `message`.
  */
 import type { StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import type { ResponseOutcome } from "../store/conversation-store.ts";
 import type { UpstreamEvent } from "../upstream/upstream.ts";
 import type { OutputRekeyer } from "./rekey.ts";
@@ -61,9 +61,7 @@ export function terminalOutcome(
   seen: () => readonly StoredItem[],
   at: number,
 ): ResponseOutcome {
-  const response = (
-    typeof event.response === "object" && event.response !== null ? event.response : {}
-  ) as Record<string, unknown>;
+  const response: Record<string, unknown> = isRecord(event.response) ? event.response : {};
   const upstreamOutput = Array.isArray(response.output) ? response.output : null;
   const output = upstreamOutput ? upstreamOutput.map((item, index) => rekey.item(item, index)) : seen();
   const status =

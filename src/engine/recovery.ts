@@ -5,8 +5,14 @@
  * - `failed`, with error `server_error` "The session was restarted before this response finished.";
  * - its output is what its persisted event log says the client was sent (partial-output.ts), so a
  *   chain continued from it holds what the client saw;
- * - its log (store:true) gets the terminal `response.failed` event, numbered right after the last
- *   logged event, so resuming its stream replays the log and then ends.
+ * - its log (store:true) gets the terminal `response.failed` event, numbered past every number
+ *   the lost instance can have sent: the last logged one plus `LOG_BATCH_EVENTS` (turn-emitter.ts:
+ *   a response never sends more than a batch past its durable log, because the batch's write is
+ *   issued right after its last event and the output gate holds every later event until that
+ *   write is durable), plus one. So a client resuming from the last `sequence_number` it holds,
+ *   whatever it was sent, gets a terminal event it has not seen, and no number names two
+ *   different events; the numbers between the log's end and the terminal event are a gap (events
+ *   the restart lost, or that were never sent).
  * Events sent in the last batch before the reset (at most a batch, turn-emitter.ts) may be missing
  * from the log and so from the output. A store:false response keeps no log: it ends with no output.
  * Usage stays null: nothing is left to count what the upstream had been sent.
@@ -17,6 +23,7 @@ import type { ServerEvent } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseOutcome } from "../store/conversation-store.ts";
 import { PartialOutput } from "./partial-output.ts";
 import { responseObject } from "./response-object.ts";
+import { LOG_BATCH_EVENTS } from "./turn-emitter.ts";
 
 /** The error of a response interrupted by a restart. */
 export const RESTARTED_ERROR = {
@@ -47,7 +54,7 @@ export function recoverInterrupted(store: ConversationStore, now: number): numbe
       const final = { ...record, ...outcome, completedAt: now };
       terminal = {
         type: "response.failed",
-        sequence_number: (log.at(-1)?.sequence_number ?? -1) + 1,
+        sequence_number: (log.at(-1)?.sequence_number ?? -1) + LOG_BATCH_EVENTS + 1,
         response: responseObject(final, [...outcome.output]),
       };
     }

@@ -9,13 +9,10 @@
  * so both can be sent back (src/upstream/item-conversion.ts).
  */
 import type { StoredItem } from "../protocol/items.ts";
+import { isRecord } from "../protocol/json.ts";
 import { newItemId } from "../util/ids.ts";
 
-type JsonObject = { [field: string]: unknown };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+type JsonObject = Record<string, unknown>;
 
 /** Id map for one response's output. */
 export class OutputRekeyer {
@@ -41,7 +38,7 @@ export class OutputRekeyer {
 
   /** A copy of an upstream output item carrying Deltagate's id. */
   item(raw: unknown, outputIndex: number | undefined): StoredItem {
-    const item: JsonObject = isObject(raw) ? { ...raw } : {};
+    const item: JsonObject = isRecord(raw) ? { ...raw } : {};
     const type = typeof item.type === "string" ? item.type : "message";
     item.type = type;
     item.id = this.idFor(type, typeof item.id === "string" ? item.id : undefined, outputIndex);
@@ -52,7 +49,7 @@ export class OutputRekeyer {
    * A copy of an upstream output event with `item.id` and `item_id` rewritten.
    * Lifecycle fields (`type`, `sequence_number`, `response`) are left to the caller.
    */
-  event(raw: JsonObject): JsonObject {
+  event<T extends JsonObject>(raw: T): T {
     const event: JsonObject = { ...raw };
     const outputIndex = typeof event.output_index === "number" ? event.output_index : undefined;
     if ("item" in event) event.item = this.item(event.item, outputIndex);
@@ -60,6 +57,6 @@ export class OutputRekeyer {
       event.item_id =
         this.byUpstreamId.get(event.item_id) ?? this.idFor("message", event.item_id, outputIndex);
     }
-    return event;
+    return event as T;
   }
 }

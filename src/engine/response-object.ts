@@ -44,9 +44,11 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
  * @param include the `include` of the request that created the response the item is shown for.
  */
 export function clientItem<T extends StoredItem>(item: T, include: Json | undefined): T {
-  if (item.type !== "reasoning") return item;
+  if (item.type !== "reasoning" && item.type !== "compaction") return item;
   const fields = item as Record<string, unknown>;
-  const hides = "encrypted_content" in fields && !asksEncryptedReasoning(include);
+  // A compaction item's encrypted content is the item itself: always shown.
+  const hides =
+    item.type === "reasoning" && "encrypted_content" in fields && !asksEncryptedReasoning(include);
   if (!hides && !(ORIGIN_FIELD in fields)) return item;
   const { [ORIGIN_FIELD]: _origin, ...shown } = fields;
   if (hides) delete shown.encrypted_content;
@@ -64,7 +66,7 @@ export function clientEventFields(
   include: Json | undefined,
 ): Record<string, unknown> {
   const item = fields.item as StoredItem | undefined;
-  if (item?.type !== "reasoning") return fields;
+  if (item?.type !== "reasoning" && item?.type !== "compaction") return fields;
   return { ...fields, item: clientItem(item, include) };
 }
 

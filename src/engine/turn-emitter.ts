@@ -15,7 +15,11 @@
  * after the oldest unwritten one, whichever comes first): an event never waits for its own write,
  * and the stream pays one write per batch, not one per event.
  * Invariants: a store:true response's log holds every event it sent except at most the last batch
- * (what a crash can lose); the terminal event is written (with the rest of the log, the output and
+ * (what a crash can lose): the write of a batch is issued right after its last event was sent, and
+ * every event after it waits in the output gate until that write is durable, so no event numbered
+ * more than `LOG_BATCH_EVENTS` past the durable log ever left (recovery.ts numbers a restarted
+ * response's terminal event past that bound; lowering the constant would let a new version
+ * recover an old version's responses with too small a margin); the terminal event is written (with the rest of the log, the output and
  * the status, in one transaction) before it is sent, so a client never sees a completion that is
  * not durable; store:false responses keep no log, and their terminal event is sent before their
  * output and status are written (in the same synchronous step, so the next turn of the socket

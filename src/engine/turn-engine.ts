@@ -10,9 +10,10 @@
  *      caller by the same rule) continues that chain with the rest of its input as its own; every
  *      turn's chain hash is computed here (one pass over its own input), and reasoning items
  *      resent without their encrypted content get it back;
- *   2. `prepareContext`: the input items, history(parent) from the render cache or SQLite (minus
- *      outputs whose call was deleted and items that never finished, history-repair.ts), tool
- *      pairing over both, the record;
+ *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
+ *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
+ *      items that never finished, history-repair.ts; from the chain's latest compaction output
+ *      on, src/compaction/compaction-items.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
@@ -30,6 +31,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
+import { fromWindowStart, splitTrigger } from "../compaction/compaction-items.ts";
 import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
@@ -131,6 +133,8 @@ interface ChainPlan {
   matched: number;
   chain: ChainState | null;
   settingsKey: string;
+  /** The input ended with a `compaction_trigger` (taken off, src/compaction/). */
+  trigger: boolean;
 }
 
 /** Runs turns against one session's store. */
@@ -159,7 +163,7 @@ export class TurnEngine {
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const named = await this.resolveParent(request, scope);
+    const named = await this.resolveParent(request.previous_response_id ?? null, scope);
     const plan = this.planChain(request, named, scope);
     timer.note({ chained: named !== null, resend_matched_items: plan.matched });
     timer.lap("state");
@@ -178,9 +182,8 @@ export class TurnEngine {
    * Step 1: the response `previous_response_id` names, visible to `scope` and finished.
    * @throws {ApiError} `previous_response_not_found` / `previous_response_in_progress`.
    */
-  private async resolveParent(request: CreateRequest, scope: TurnScope): Promise<ResponseRecord | null> {
+  private async resolveParent(parentId: string | null, scope: TurnScope): Promise<ResponseRecord | null> {
     const { store } = this.deps;
-    const parentId = request.previous_response_id ?? null;
     if (!parentId) return null;
     let parent = store.get(parentId);
     if (!parent && (await this.deps.importRemote(parentId, scope))) parent = store.get(parentId);
@@ -198,6 +201,21 @@ export class TurnEngine {
   }
 
   /**
+   * The history a request with `previous_response_id` continues, as a turn would send it (visible
+   * to `scope`, repaired, from its latest compaction output on): for the endpoints that read a
+   * context without running a turn (`/v1/responses/compact`, `/v1/responses/input_tokens`).
+   * @throws {ApiError} as step 1.
+   */
+  async historyFor(
+    previousResponseId: string | null,
+    input: readonly StoredItem[],
+    scope: TurnScope,
+  ): Promise<readonly StoredItem[]> {
+    const parent = await this.resolveParent(previousResponseId, scope);
+    return fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent)).items;
+  }
+
+  /**
    * Step 1b (src/resend/): the turn's parent and own input. A request that names its parent keeps
    * it; one that names none continues the chain its input begins with, if the session holds one
    * the caller may continue with the same settings (its own input is then the rest). Computes the
@@ -207,7 +225,8 @@ export class TurnEngine {
    * @throws {ApiError} 400 `item_too_large` for an oversized item.
    */
   private planChain(request: CreateRequest, named: ResponseRecord | null, scope: TurnScope): ChainPlan {
-    const all = inputItems(request);
+    // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/).
+    const { items: all, trigger } = splitTrigger(inputItems(request));
     // The session's one visibility rule, through the one call the engine has for it.
     const visible = (record: ResponseRecord | null) =>
       record !== null && this.deps.mayContinue(record, scope);
@@ -227,7 +246,7 @@ export class TurnEngine {
           history: (id: string) => this.deps.history(id),
           visible,
         };
-        const match = findResend(lookup, key, normalizeInput(request.input), chains);
+        const match = findResend(lookup, key, normalizeInput(request.input).slice(0, all.length), chains);
         if (match) {
           parent = match.parent;
           matched = match.matched;
@@ -237,7 +256,7 @@ export class TurnEngine {
     const input = restoreReasoning(matched > 0 ? all.slice(matched) : all, this.deps.store, (id) =>
       visible(this.deps.store.get(id)),
     );
-    return { parent, input, matched, chain, settingsKey: key };
+    return { parent, input, matched, chain, settingsKey: key, trigger };
   }
 
   /**
@@ -246,9 +265,10 @@ export class TurnEngine {
    * @throws {ApiError} 400 for a pairing violation.
    */
   private prepareContext(request: CreateRequest, plan: ChainPlan, scope: TurnScope, timer: TurnTimer): Turn {
-    const { parent, input } = plan;
-    // Without what interrupted or deleted turns left (history-repair.ts).
-    const history = repairHistory(this.deps.history(parent?.id ?? null), input, parent);
+    const { parent, input, trigger } = plan;
+    // Without what interrupted or deleted turns left (history-repair.ts), and from the chain's
+    // latest compaction output on (it replaces what came before it: compaction-items.ts).
+    const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
     const storeFlag = request.store ?? true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
@@ -277,8 +297,15 @@ export class TurnEngine {
       record,
       input,
       settingsKey: plan.settingsKey,
-      prepared: { responseId: record.id, request, context, timer },
+      prepared: {
+        responseId: record.id,
+        request,
+        context,
+        timer,
+        ...(trigger ? { compactionTrigger: true } : {}),
+      },
       upstreamRequest: {
+        ...(trigger ? { compactionTrigger: true } : {}),
         model: request.model,
         input: context.all.items,
         newInput: input,

@@ -20,7 +20,7 @@ import { newItemId } from "../util/ids.ts";
  * @throws {ApiError} 400 `item_too_large` (param `input[i]`) for an item over `MAX_ITEM_BYTES`
  *   of UTF-8 JSON.
  */
-export function inputItems(request: CreateRequest): StoredItem[] {
+export function inputItems(request: Pick<CreateRequest, "input">): StoredItem[] {
   return normalizeInput(request.input).map((item, index) => {
     checkItemSize(JSON.stringify(item), index);
     const { [ORIGIN_FIELD]: _mark, ...own } = item as Record<string, unknown>;

@@ -71,9 +71,10 @@ export async function streamTurn(
     } else if (event.type === "error") {
       result = { outcome: failure(output.items(), now(), errorOf(event)), failure: FAILED_MID_STREAM };
     } else {
-      const { type, sequence_number: _seq, ...fields } = rekey.event(event);
-      output.apply({ ...fields, type: String(type) });
-      turn.emit(String(type), fields);
+      const rekeyed = rekey.event(event);
+      output.apply(rekeyed);
+      const { type, sequence_number: _seq, ...fields } = rekeyed;
+      turn.emit(type, fields);
     }
   };
   let events: AsyncIterator<UpstreamEvent> | null = null;

@@ -3,7 +3,7 @@
  * per turn and gets the model's upstream wrapped by every stage, in the order listed in
  * `createTurnPipeline`:
  *
- *   route chain (innermost) → timing → safety → usage → context window → redaction (outermost)
+ *   route chain (innermost) → timing → safety → compaction → usage → context window → redaction (outermost)
  *
  * `open()` on the result runs outermost first: the context window fits the request, usage fills a
  * missing usage on the stream, safety checks the input and the generated output, the route chain
@@ -17,6 +17,7 @@ import type { ContextWindow } from "../context/context-window.ts";
 import type { SessionSafety } from "../safety/session-safety.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { Upstream } from "../upstream/upstream.ts";
+import { type CompactionServices, compactionStage } from "./compaction-stage.ts";
 import { contextWindowStage } from "./context-window-stage.ts";
 import { redactionStage } from "./redaction-stage.ts";
 import { safetyStage } from "./safety-stage.ts";
@@ -38,6 +39,8 @@ export interface PipelineServices {
   safety: SessionSafety;
   /** The secrets of the environment (src/secrets/redactor.ts). */
   redactor: SecretRedactor;
+  /** Compaction: keys, tenant, who compacts per model (src/compaction/). */
+  compaction: CompactionServices;
 }
 
 /** Builds a turn's upstream: the model's route chain wrapped by the stages, innermost first. */
@@ -72,6 +75,7 @@ export function createTurnPipeline(services: PipelineServices): TurnPipeline {
     [
       timingStage(), // per-stage timing of the upstream alone (turn-timer.ts)
       safetyStage(services.safety), // input and output checks (src/safety/), inside usage and window
+      compactionStage(services.compaction), // compaction items, trigger, context_management (src/compaction/)
       usageStage(services.window), // a usage on every completed response (src/context/usage.ts)
       contextWindowStage(services.window), // `truncation` before anything is sent (src/context/)
       redactionStage(services.redactor), // outermost: no secret in any upstream error (src/secrets/)

@@ -13,7 +13,9 @@
  * error objects at `MAX_UPSTREAM_ERROR_JSON` (after redaction, so a cap never cuts a key in two and
  * leaves a prefix behind), so a hostile upstream cannot make a stored error outgrow its row.
  */
+import { isRecord } from "../protocol/json.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import { mapEvents } from "../upstream/map-events.ts";
 import {
   type Upstream,
@@ -35,10 +37,7 @@ export function redactionStage(redactor: SecretRedactor): TurnStage {
 
 /** `inner` with every error it reports redacted. */
 export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Upstream {
-  return {
-    get contextWindow() {
-      return inner.contextWindow;
-    },
+  return decorateUpstream(inner, {
     open: async (request, signal) => {
       let stream: UpstreamStream;
       try {
@@ -48,8 +47,7 @@ export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Ups
       }
       return redactedStream(stream, redactor);
     },
-    prewarm: (request) => inner.prewarm?.(request),
-  };
+  });
 }
 
 function redactedStream(stream: UpstreamStream, redactor: SecretRedactor): UpstreamStream {
@@ -83,7 +81,7 @@ function redactedError(cause: unknown, redactor: SecretRedactor): unknown {
 function redactedEvent(event: UpstreamEvent, redactor: SecretRedactor): UpstreamEvent {
   if (event.type === "error") return { ...bounded(redactor.json(event)), type: "error" };
   const response = event.response;
-  if (typeof response !== "object" || response === null || Array.isArray(response)) return event;
+  if (!isRecord(response)) return event;
   if (!("error" in response) && !("incomplete_details" in response)) return event;
   const { error, incomplete_details, ...rest } = response;
   return {

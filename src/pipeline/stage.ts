@@ -23,6 +23,11 @@ export interface PreparedTurn {
   readonly context: TurnContext;
   /** The turn's stopwatch: a stage that takes time on the critical path reports it here. */
   readonly timer: TurnTimer;
+  /**
+   * The client ended its input with `compaction_trigger` (taken off the input: never stored nor
+   * echoed; src/compaction/compaction-items.ts).
+   */
+  readonly compactionTrigger?: boolean;
 }
 
 /** One stage around a turn's upstream. */

@@ -15,6 +15,7 @@
  * `onConnected` and `onSent` listeners.
  */
 import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import type {
   Upstream,
   UpstreamEvent,
@@ -31,10 +32,7 @@ export function timingStage(): TurnStage {
 }
 
 function timed(inner: Upstream, timer: TurnTimer): Upstream {
-  return {
-    get contextWindow() {
-      return inner.contextWindow;
-    },
+  return decorateUpstream(inner, {
     async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
       timer.lap("stages");
       const openedAt = timer.clock();
@@ -56,8 +54,7 @@ function timed(inner: Upstream, timer: TurnTimer): Upstream {
       // Optional members of the inner stream (the usage counter) pass through.
       return { ...stream, rest: timedRest(stream.rest, timer, firstAt) };
     },
-    prewarm: (request) => inner.prewarm?.(request),
-  };
+  });
 }
 
 /** `rest`, charging the consumer's time per event to `relay` and the stream's span to `generation`. */

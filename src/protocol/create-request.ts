@@ -11,7 +11,6 @@ import type { Json } from "./json.ts";
 import { openAIIssue } from "./openai-issue.ts";
 
 /** The JSON value type (owned by json.ts), re-exported for the modules that read requests. */
-export type { Json };
 
 const json: z.ZodType<Json> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(json), z.record(z.string(), json)]),
@@ -115,6 +114,16 @@ export const createRequest = turnSettings.extend({
   generate: z.boolean().nullish(),
   /** WebSocket only: lane label. Syntax is checked by the lane scheduler. */
   stream_id: z.string().nullish(),
+  /**
+   * Server-side compaction (`[{type:"compaction", compact_threshold}]`): passed to an upstream
+   * that compacts, else run by Deltagate (src/compaction/); never echoed on the Response object
+   * (OpenAI's has no such field).
+   */
+  context_management: z
+    .array(
+      z.looseObject({ type: z.string().min(1), compact_threshold: z.number().int().positive().nullish() }),
+    )
+    .nullish(),
   /**
    * Moderation of this response's input and output (OpenAI's `moderation` parameter): Deltagate
    * runs it itself (src/safety/) and reports `response.moderation`; it is never forwarded upstream.

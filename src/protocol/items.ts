@@ -10,6 +10,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create (input items).
  */
 import { z } from "zod";
+import { isRecord } from "./json.ts";
 import { openAIIssue } from "./openai-issue.ts";
 
 const role = z.enum(["user", "assistant", "system", "developer"]);
@@ -127,13 +128,7 @@ function unsupportedType(type: string): string {
  */
 export const inputItem: z.ZodType<Item> = z.preprocess(
   (value) => {
-    if (
-      value &&
-      typeof value === "object" &&
-      !Array.isArray(value) &&
-      !("type" in value) &&
-      "role" in value
-    ) {
+    if (isRecord(value) && !("type" in value) && "role" in value) {
       return { ...value, type: "message" };
     }
     return value;

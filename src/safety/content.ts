@@ -8,6 +8,7 @@
  * Invariant: the same item always yields the same texts (a stable order), so its hashes are
  * stable across turns, sessions and restarts.
  */
+import { isRecord } from "../protocol/json.ts";
 
 /** Largest piece of text sent to a classifier, in UTF-16 code units (longer texts are split). */
 export const MAX_TEXT_CHARS = 20_000;
@@ -42,7 +43,7 @@ function collect(value: unknown, out: string[], depth = 0): void {
     for (const element of value) collect(element, out, depth + 1);
     return;
   }
-  if (typeof value === "object" && value !== null) {
+  if (isRecord(value)) {
     for (const [key, field] of Object.entries(value)) {
       if (!STRUCTURAL.has(key)) collect(field, out, depth + 1);
     }
@@ -77,7 +78,7 @@ export function itemText(item: unknown): string {
  */
 export function toolText(tool: unknown): string {
   const strings: string[] = [];
-  if (typeof tool === "object" && tool !== null && "name" in tool && typeof tool.name === "string") {
+  if (isRecord(tool) && typeof tool.name === "string") {
     strings.push(tool.name);
   }
   collect(tool, strings);

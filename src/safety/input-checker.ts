@@ -8,6 +8,7 @@
  * nothing is written here (the verdicts to cache are returned, so the stage writes them with the
  * turn's own commit); a flagged verdict of a `combined` classifier is never cached per text.
  */
+import { isRecord } from "../protocol/json.ts";
 import {
   CLEAN,
   type Classifier,
@@ -170,10 +171,7 @@ export class InputChecker {
     for (const tool of request.tools ?? []) add(toolText(tool), 1);
     const items = withHistory ? [...request.history, ...request.input] : request.input;
     for (const item of items) {
-      const type =
-        typeof item === "object" && item !== null && "type" in item && typeof item.type === "string"
-          ? item.type
-          : "message";
+      const type = isRecord(item) && typeof item.type === "string" ? item.type : "message";
       const check = itemCheckFor(request.policy, type);
       if (check.kind === "trust") continue;
       add(itemText(item), check.kind === "sample" ? check.rate : 1);

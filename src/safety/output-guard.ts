@@ -2,7 +2,8 @@
  * Output checks while a response streams: generated text and tool-call arguments are checked in
  * windows behind a hold-back buffer, so no flagged span ever leaves Deltagate, on every
  * transport (the stage sits below the engine, which fans events out to WebSocket, SSE and plain
- * HTTP alike). Owns the windows, the hold-back and the release order.
+ * HTTP alike). Owns the windows, the hold-back and the release order; which events extend or
+ * finish which text is the one output-event grammar's (src/protocol/output-events.ts).
  *
  * - Every text stream (an output_text or refusal part, a summary part, a function call's or custom
  *   tool call's arguments) accumulates its deltas. A window — the held tail plus the new text — is
@@ -22,6 +23,9 @@
  *   `content_filter` (released-output.ts). A classifier failure fails the response with
  *   `safety_unavailable` (503), or, failing open, is recorded and ignored.
  */
+import { isRecord } from "../protocol/json.ts";
+import { DELTA_EVENTS, DONE_EVENTS, streamKey } from "../protocol/output-events.ts";
+import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream/upstream.ts";
 import {
   type Classifier,
@@ -63,27 +67,6 @@ export interface OutputAccounting {
   firstTextHoldMs: number | null;
 }
 
-/** Delta event types → the text stream they extend. */
-const DELTA_STREAMS: Readonly<Record<string, (e: UpstreamEvent) => string>> = {
-  "response.output_text.delta": (e) => `${e.output_index}/${e.content_index}/text`,
-  "response.refusal.delta": (e) => `${e.output_index}/${e.content_index}/refusal`,
-  "response.function_call_arguments.delta": (e) => `${e.output_index}/arguments`,
-  "response.custom_tool_call_input.delta": (e) => `${e.output_index}/arguments`,
-  "response.reasoning_summary_text.delta": (e) => `${e.output_index}/${e.summary_index}/summary`,
-  "response.reasoning_text.delta": (e) => `${e.output_index}/${e.content_index}/reasoning`,
-};
-
-/** "Done" event types → [their stream, the field holding its whole text]. */
-const DONE_STREAMS: Readonly<Record<string, [(e: UpstreamEvent) => string, string]>> = {
-  "response.output_text.done": [(e) => `${e.output_index}/${e.content_index}/text`, "text"],
-  "response.refusal.done": [(e) => `${e.output_index}/${e.content_index}/refusal`, "refusal"],
-  "response.function_call_arguments.done": [(e) => `${e.output_index}/arguments`, "arguments"],
-  "response.custom_tool_call_input.done": [(e) => `${e.output_index}/arguments`, "input"],
-  "response.reasoning_summary_text.done": [(e) => `${e.output_index}/${e.summary_index}/summary`, "text"],
-  "response.reasoning_text.done": [(e) => `${e.output_index}/${e.content_index}/reasoning`, "text"],
-};
-
-const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 const SENTENCE_END = /[.!?](?:\s|$)|\n/;
 
 /** One text stream. Offsets are into `text`. */
@@ -195,26 +178,26 @@ export class OutputGuard {
 
   /** Takes one upstream event into the queue. */
   private accept(event: UpstreamEvent): void {
-    const deltaKey = DELTA_STREAMS[event.type];
-    if (deltaKey && typeof event.delta === "string") {
-      const stream = this.stream(deltaKey(event));
+    const delta = DELTA_EVENTS.get(event.type);
+    if (delta && typeof event.delta === "string") {
+      const stream = this.stream(streamKey(event, delta));
       const start = stream.text.length;
       stream.text += event.delta;
       this.firstTextAt ??= this.now();
       this.queue.push({ kind: "delta", event, stream, start, end: stream.text.length, split: false });
       return;
     }
-    const done = DONE_STREAMS[event.type];
+    const done = DONE_EVENTS.get(event.type);
     if (done) {
-      const [key, field] = done;
-      const whole = typeof event[field] === "string" ? (event[field] as string) : "";
-      const stream = this.stream(key(event));
+      const field = event[done.field];
+      const whole = typeof field === "string" ? field : "";
+      const stream = this.stream(streamKey(event, done));
       if (whole.startsWith(stream.text)) stream.text = whole; // any tail never streamed is checked too
       this.finish(stream);
       this.queue.push({ kind: "event", event, texts: whole ? [whole] : [] });
       return;
     }
-    if (TERMINAL.has(event.type)) for (const stream of this.streams.values()) this.finish(stream);
+    if (TERMINAL_EVENT_TYPES.has(event.type)) for (const stream of this.streams.values()) this.finish(stream);
     this.queue.push({ kind: "event", event, texts: eventTexts(event) });
   }
 
@@ -361,7 +344,7 @@ function eventTexts(event: UpstreamEvent): string[] {
   if (event.item !== undefined) texts.push(...contentStrings(event.item));
   if (event.part !== undefined) texts.push(...contentStrings(event.part));
   const response = event.response;
-  if (typeof response === "object" && response !== null && !Array.isArray(response)) {
+  if (isRecord(response)) {
     texts.push(...contentStrings(response.output));
   }
   return texts;

@@ -15,7 +15,9 @@
  * the turn's own commit instead of holding the request back behind the output gate.
  */
 
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
+import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
+import { decorateUpstream } from "../upstream/decorate.ts";
 import {
   type Upstream,
   UpstreamError,
@@ -25,13 +27,27 @@ import {
 } from "../upstream/upstream.ts";
 import { type Classifier, flaggedCategories, mergeVerdicts } from "./classifier.ts";
 import { moderationBlocked, safetyUnavailable } from "./errors.ts";
-import type { InputCheck } from "./input-checker.ts";
+import type { InputCheck, InputChecker } from "./input-checker.ts";
 import { OutputGuard } from "./output-guard.ts";
-import type { TurnPlan } from "./policy.ts";
-import { logAccounting, moderationResult, type TurnAccounting } from "./report.ts";
-import type { SafetyTurn, SessionSafety } from "./session-safety.ts";
+import type { RequestModeration, TurnPlan } from "./policy.ts";
+import { logAccounting, moderationResult, type SafetyLog, type TurnAccounting } from "./report.ts";
+import type { VerdictCache } from "./verdict-cache.ts";
 
-const TERMINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+/** What the safety checks see of a turn (built by the pipeline's stage from its `PreparedTurn`). */
+export interface SafetyTurn {
+  /** The id the turn's response gets. */
+  responseId: string;
+  model: string;
+  previousResponseId: string | null;
+  instructions: string | null | undefined;
+  tools: readonly unknown[] | null | undefined;
+  /** The request's `moderation` parameter, if any. */
+  moderation: RequestModeration | null | undefined;
+  /** history(previous response), oldest first. */
+  history: readonly unknown[];
+  /** The turn's own input items. */
+  input: readonly unknown[];
+}
 
 /** Everything one turn's checks need. */
 export interface SafeUpstreamParts {
@@ -41,23 +57,26 @@ export interface SafeUpstreamParts {
   input: Classifier;
   /** Output classifier, or null when output is not checked. */
   output: Classifier | null;
-  safety: SessionSafety;
+  /** The session's verdicts: written only when the turn is decided. */
+  cache: Pick<VerdictCache, "store" | "markChain">;
+  /** The session's incremental input checks (over `cache`). */
+  checker: Pick<InputChecker, "check">;
+  /** What the accounting logs (`SAFETY_LOG`). */
+  log: SafetyLog;
 }
 
-/** The turn's upstream wrapped by its safety checks. */
-export class SafeUpstream implements Upstream {
+/** `parts.inner` wrapped by the turn's safety checks (every other `Upstream` member forwarded). */
+export function safeUpstream(parts: SafeUpstreamParts): Upstream {
+  const checks = new SafeUpstream(parts);
+  return decorateUpstream(parts.inner, { open: (request, signal) => checks.open(request, signal) });
+}
+
+/** The turn's upstream call under its safety checks. */
+class SafeUpstream {
   private readonly parts: SafeUpstreamParts;
 
   constructor(parts: SafeUpstreamParts) {
     this.parts = parts;
-  }
-
-  get contextWindow(): number | undefined {
-    return this.parts.inner.contextWindow;
-  }
-
-  prewarm(request: UpstreamRequest): void {
-    this.parts.inner.prewarm?.(request);
   }
 
   /**
@@ -105,8 +124,8 @@ export class SafeUpstream implements Upstream {
 
   /** Runs the input check (or an empty one when the plan checks no input). */
   private checkInput(): Promise<InputCheck> {
-    const { turn, plan, input, output, safety } = this.parts;
-    return safety.checker.check({
+    const { turn, plan, input, output, checker } = this.parts;
+    return checker.check({
       classifier: input,
       policy: plan.policy,
       policyKey: policyKey(input, output, plan),
@@ -123,9 +142,9 @@ export class SafeUpstream implements Upstream {
    * fails closed); the verdicts are cached first (nothing else of the turn is written).
    */
   private enforce(input: InputCheck, criticalMs: number): void {
-    const { plan, safety } = this.parts;
+    const { plan, cache } = this.parts;
     const reject = (outcome: string) => {
-      safety.cache.store(this.parts.input.id, input.pending);
+      cache.store(this.parts.input.id, input.pending);
       this.log(input, null, criticalMs, outcome);
     };
     if (input.error && plan.inputBlock && plan.policy.failure === "closed") {
@@ -177,11 +196,11 @@ export class SafeUpstream implements Upstream {
     input: InputCheck,
     criticalMs: number,
   ): AsyncGenerator<UpstreamEvent> {
-    const { plan, safety } = this.parts;
+    const { plan, cache } = this.parts;
     let written = false;
     try {
       for await (const event of events) {
-        if (!TERMINAL.has(event.type)) {
+        if (!TERMINAL_EVENT_TYPES.has(event.type)) {
           yield event;
           continue;
         }
@@ -198,19 +217,19 @@ export class SafeUpstream implements Upstream {
       }
     } finally {
       // A stream that broke still had its input checked: keep those verdicts.
-      if (!written) safety.cache.store(this.parts.input.id, input.pending);
+      if (!written) cache.store(this.parts.input.id, input.pending);
     }
   }
 
   /** Writes the input verdicts and, when everything was checked, the checked chain. */
   private record(guard: OutputGuard | null, input: InputCheck): string {
-    const { safety, turn, output, plan } = this.parts;
-    safety.cache.store(this.parts.input.id, input.pending);
+    const { cache, turn, output, plan } = this.parts;
+    cache.store(this.parts.input.id, input.pending);
     const failedOpen = input.error !== null || guard?.failedOpen != null;
     if (!failedOpen) {
       // A response cut for flagged output stored only what was checked clean.
       const verdict = guard && !guard.flagged ? mergeVerdicts([input.verdict, guard.verdict]) : input.verdict;
-      safety.cache.markChain(turn.responseId, policyKey(this.parts.input, output, plan), verdict);
+      cache.markChain(turn.responseId, policyKey(this.parts.input, output, plan), verdict);
     }
     if (guard?.flagged) return "blocked_output";
     return failedOpen ? "failed_open" : "allowed";
@@ -218,10 +237,7 @@ export class SafeUpstream implements Upstream {
 
   /** The terminal event with `response.moderation` (input and output results). */
   private withModeration(event: UpstreamEvent, guard: OutputGuard | null, input: InputCheck): UpstreamEvent {
-    const response =
-      typeof event.response === "object" && event.response !== null && !Array.isArray(event.response)
-        ? event.response
-        : {};
+    const response = isRecord(event.response) ? event.response : {};
     const outputClassifier = this.parts.output ?? this.parts.input;
     return {
       ...event,
@@ -246,7 +262,7 @@ export class SafeUpstream implements Upstream {
     criticalMs: number,
     outcome: string,
   ): TurnAccounting {
-    const { plan, turn, output, safety } = this.parts;
+    const { plan, turn, output, log } = this.parts;
     const accounting: TurnAccounting = {
       response_id: turn.responseId,
       mode: plan.policy.mode,
@@ -258,7 +274,7 @@ export class SafeUpstream implements Upstream {
       critical_path_ms: Math.round(criticalMs * 1000) / 1000,
       outcome,
     };
-    logAccounting(accounting, safety.log, !this.parts.input.local || (output !== null && !output.local));
+    logAccounting(accounting, log, !this.parts.input.local || (output !== null && !output.local));
     return accounting;
   }
 }

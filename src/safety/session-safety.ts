@@ -14,26 +14,10 @@ import { ModerationClassifier } from "./classifiers/moderation.ts";
 import { RulesClassifier } from "./classifiers/rules.ts";
 import { policyFor, type SafetySettings } from "./config.ts";
 import { InputChecker } from "./input-checker.ts";
-import { type ClassifierKind, planTurn, type RequestModeration, type SafetyPolicy } from "./policy.ts";
+import { type ClassifierKind, planTurn, type SafetyPolicy } from "./policy.ts";
 import type { SafetyLog } from "./report.ts";
-import { SafeUpstream } from "./safe-upstream.ts";
+import { type SafetyTurn, safeUpstream } from "./safe-upstream.ts";
 import { type ChainRow, VerdictCache } from "./verdict-cache.ts";
-
-/** What the safety checks see of a turn (built by the pipeline's stage from its `PreparedTurn`). */
-export interface SafetyTurn {
-  /** The id the turn's response gets. */
-  responseId: string;
-  model: string;
-  previousResponseId: string | null;
-  instructions: string | null | undefined;
-  tools: readonly unknown[] | null | undefined;
-  /** The request's `moderation` parameter, if any. */
-  moderation: RequestModeration | null | undefined;
-  /** history(previous response), oldest first. */
-  history: readonly unknown[];
-  /** The turn's own input items. */
-  input: readonly unknown[];
-}
 
 /** Collaborators of a session's safety checks. */
 export interface SessionSafetyDeps {
@@ -79,7 +63,8 @@ export class SessionSafety {
     const input = this.classifier(policy.classifier, plan.requestModel, policy);
     const outputKind = policy.outputClassifier === "none" ? policy.classifier : policy.outputClassifier;
     const output = plan.outputCheck ? this.classifier(outputKind, plan.requestModel, policy) : null;
-    return new SafeUpstream({ inner, turn, plan, input, output, safety: this });
+    const { cache, checker, log } = this;
+    return safeUpstream({ inner, turn, plan, input, output, cache, checker, log });
   }
 
   /** Chain rows of `responseId`, for an export to another session of the tenant. */

@@ -5,8 +5,10 @@
  * Invariant: a configured secret (by value: every upstream key, every tenant key, every binding
  * whose name says it is a key, token, secret or password) never survives redaction, nor does a
  * token of a known key shape (OpenAI `sk-…`, Groq `gsk_…`, xAI `xai-…`, Google `AIza…`, Fireworks
- * `fw_…`, Anthropic `sk-ant-…`, Azure 32-hex keys, `Bearer …`), whole or masked the way providers
- * echo them (`sk-abc***…xyz`).
+ * `fw_…`, Anthropic `sk-ant-…`, Azure 32-hex keys, `Bearer …`, Deltagate's client secrets
+ * `ek_…`), whole or masked the way providers echo them (`sk-abc***…xyz`). A documentation
+ * placeholder (`Bearer <key>`) is not a credential and stays, so Deltagate's own messages read as
+ * written.
  * Sources: https://platform.openai.com/docs/api-reference/authentication (key format),
  * https://learn.microsoft.com/azure/ai-services/openai/reference#authentication (32-hex keys).
  */
@@ -24,14 +26,30 @@ const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)S?$/i;
  * Key shapes redacted even when not configured (an upstream may echo a key Deltagate never saw,
  * e.g. one of its own). Masked forms (`*` or `…` runs inside) are matched too.
  */
+/**
+ * A documentation placeholder such as `<key>` or `<client secret>`: never a credential, so
+ * Deltagate's own messages ("Send `Authorization: Bearer <key>`") survive redaction whole.
+ */
+const PLACEHOLDER = String.raw`<[^<>\n]{1,40}>`;
+/** Characters that end a token: whitespace, quotes, separators and the backtick of Markdown code. */
+const TOKEN = String.raw`[^\s"'\`,;}]+`;
+/** An authentication scheme before a credential (`Authorization: Bearer …`). */
+const SCHEME = String.raw`(?:(?:Bearer|Basic|Token)\s+)?`;
+
 const KEY_SHAPES: readonly RegExp[] = [
-  /\bBearer\s+[^\s"',;]+/gi,
+  new RegExp(String.raw`\bBearer\s+(?!${PLACEHOLDER})${TOKEN}`, "gi"),
   /\b(?:sk|pk|rk)-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_*.…-]{8,}/g,
   /\b(?:gsk|fw|hf|ghp|gho|xoxb|glpat)_[A-Za-z0-9_*.…-]{8,}/g,
   /\bxai-[A-Za-z0-9_*.…-]{8,}/g,
+  // Client secrets (src/auth/client-secret.ts), also inside `openai-insecure-api-key.ek_…` or a URL.
+  /\bek_[A-Za-z0-9_*.…-]{16,}/g,
   /\bAIza[A-Za-z0-9_*.…-]{16,}/g,
   /\b[a-f0-9]{32}\b/g,
-  /\b(?:api[-_]?key|access[-_]?token|x-api-key|authorization)(["']?\s*[:=]\s*["']?)[^\s"',;}]+/gi,
+  // The whole credential after the name, scheme included, unless it is a placeholder.
+  new RegExp(
+    String.raw`\b(?:api[-_]?key|access[-_]?token|x-api-key|authorization)(["']?\s*[:=]\s*["']?)(?!${SCHEME}${PLACEHOLDER})${SCHEME}${TOKEN}`,
+    "gi",
+  ),
 ];
 
 /** Replaces configured secret values and known key shapes in strings and JSON values. */

@@ -6,6 +6,7 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import type { EventSink } from "../engine/event-sink.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { LaneScheduler } from "./lanes.ts";
 import type { TimingOptIn } from "./turn-timing.ts";
 
@@ -19,6 +20,8 @@ export interface ConnectionAttachment {
   openedAt: number;
   /** Per-stage timing events the client asked for at the upgrade (turn-timing.ts); absent: none. */
   timing?: TimingOptIn;
+  /** The client secret's per-turn binding when the socket was opened with one (internal-headers.ts). */
+  binding?: SecretTurnBinding;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */

@@ -16,22 +16,16 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
-import {
-  ApiError,
-  eventLogUnavailable,
-  internalError,
-  invalidRequest,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
-import { AFFINITY_BUSY_HEADER } from "./internal-headers.ts";
+import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
@@ -48,6 +42,8 @@ export interface HttpTransportDeps {
   track(promise: Promise<unknown>): void;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
+  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -61,6 +57,8 @@ export interface CreateOptions {
    * `AFFINITY_MAX_RUNNING` running responses the session declines it (the Worker goes elsewhere).
    */
   affinity?: boolean;
+  /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
+  binding?: SecretTurnBinding;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -100,6 +98,8 @@ export class HttpTransport {
     if (options.affinity && this.deps.live.size >= AFFINITY_MAX_RUNNING) {
       return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
     }
+    const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
+    if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = { connId: newScopeId("http"), tenant };
     const cleanup = () => {
@@ -214,16 +214,11 @@ export class HttpTransport {
     const record = this.visible(id);
     if (!options.stream) return Response.json(responseObject(record, this.deps.store.items(id, "output")));
     const sse = new SseStream();
-    const live = this.deps.live.get(id);
-    if (live) {
-      if (!live.subscribe(sse, options.startingAfter)) throw eventLogUnavailable(id);
-      sse.onCancel(() => live.detach(sse));
-      return sse.response();
-    }
-    const log = this.deps.store.eventLogs.read(id);
-    if (!log) throw eventLogUnavailable(id);
-    for (const event of loggedEventsAfter(log, options.startingAfter)) sse.send(event);
-    sse.close();
+    const live = this.deps.live.replay(id, options.startingAfter, sse, () =>
+      this.deps.store.eventLogs.read(id),
+    );
+    if (live) sse.onCancel(() => live.detach(sse));
+    else sse.close();
     return sse.response();
   }
 

@@ -20,6 +20,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
+import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
 import {
@@ -34,7 +35,7 @@ import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded } from "./failure-log.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
-import { SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
+import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
 import { timingOptIn, wantsTiming } from "./turn-timing.ts";
@@ -84,6 +85,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   override async fetch(request: Request): Promise<Response> {
     const tenant = request.headers.get(TENANT_HEADER);
     const sessionId = request.headers.get(SESSION_HEADER);
+    const binding = bindingOf(request.headers);
     if (!tenant || !sessionId || request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
@@ -100,6 +102,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
         sessionId,
         openedAt,
         ...(wantsTiming(timing) ? { timing } : {}),
+        ...(binding ? { binding } : {}),
       });
       this.parts.presence.opened(connId);
       warmUpstream(this.parts.warm, modelHint(request.headers));
@@ -115,6 +118,26 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
     return this.serve(tenant, "claim", denied, [parent], () =>
       this.parts.http.create(request, tenant, options),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context (compact-endpoints.ts). */
+  compactResponse(tenant: string, request: CompactRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    const denied = () =>
+      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    return this.serve(tenant, "claim", denied, [parent], () =>
+      this.parts.compaction.compact(request, tenant),
+    );
+  }
+
+  /** RPC, `POST /v1/responses/input_tokens` (validated by the Worker): counts a context's tokens. */
+  countInputTokens(tenant: string, request: InputTokensRequest): Promise<Response> {
+    const parent = request.previous_response_id;
+    const denied = () =>
+      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    return this.serve(tenant, "claim", denied, [parent], () =>
+      this.parts.compaction.inputTokens(request, tenant),
     );
   }
 

@@ -2,11 +2,13 @@
  * The composition of a session Durable Object: builds its modules from the environment's
  * configuration and wires them together — storage and its dependents (the safety checks' chain
  * marks go with their responses), the store:false scope lifecycle, upstreams, the turn pipeline
- * and engine, cross-session transfer, the one visibility rule and both transports. The Durable
+ * and engine, cross-session transfer, the one visibility rule, both transports and the unary
+ * context endpoints (compaction, token counting). The Durable
  * Object (session-do.ts) keeps only lifecycle and entry points.
  * Invariant: one instance of each module per Durable Object instance; every module that decides
  * who sees a response gets the same `VisibilitySettings` (visibility.ts).
  */
+
 import { type Config, parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { ContextWindow } from "../context/context-window.ts";
@@ -18,9 +20,13 @@ import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { CompactEndpoints } from "./compact-endpoints.ts";
+import { compactionServices, firstRoute } from "./compaction-services.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
+import { countTurn } from "./secret-turn-gate.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 import type { WarmDeps } from "./warm-on-connect.ts";
@@ -33,6 +39,8 @@ export interface SessionParts {
   live: LiveRegistry;
   ws: WebSocketTransport;
   http: HttpTransport;
+  /** `/v1/responses/compact` and `/v1/responses/input_tokens` (compact-endpoints.ts). */
+  compaction: CompactEndpoints;
   scopes: ScopeLifecycle;
   transfer: ResponseTransfer;
   /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
@@ -83,6 +91,7 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     window,
     safety,
     redactor: config.redactor,
+    compaction: compactionServices(config, () => ownerTenant(ctx.storage.sql) ?? ""),
   });
   const engine = new TurnEngine({
     store,
@@ -101,7 +110,15 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     logFailure: (where, responseId, cause) =>
       logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
   });
-  const shared = { engine, store, live, visibility, now: Date.now, turnLog: config.turnLog };
+  const shared = {
+    engine,
+    store,
+    live,
+    visibility,
+    now: Date.now,
+    turnLog: config.turnLog,
+    countTurn: (binding: SecretTurnBinding) => countTurn(ctx.storage.sql, binding, Date.now()),
+  };
   const ws = new WebSocketTransport({
     ...shared,
     maxConnectionMs: config.maxConnectionMs,
@@ -109,6 +126,15 @@ export function composeSession(ctx: DurableObjectState, env: Env, hooks: Session
     objectId,
   });
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const compaction = new CompactEndpoints({
+    engine,
+    keys: { secrets: config.compactionKeys },
+    routeFor: (model) => firstRoute(config, model),
+    routeChain: (model) => router.upstreamFor(model),
+    turnUpstream: (turn) => pipeline.upstreamFor(turn),
+    ownerId: objectId,
+    now: Date.now,
+  });
   const warm = { ctx, router, lastModel: () => store.lastModel(), models: config.models };
-  return { config, store, live, ws, http, scopes, transfer, presence, warm };
+  return { config, store, live, ws, http, compaction, scopes, transfer, presence, warm };
 }

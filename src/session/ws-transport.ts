@@ -7,21 +7,21 @@
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
  *   which they get 429 `websocket_queue_full`;
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
- * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`.
+ * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
+ * - on a socket opened with a client secret, a `response.create` outside its binding (another
+ *   session's `previous_response_id`, a model or size it does not allow, no turn left) gets an
+ *   `error` event and nothing is stored (src/auth/secret-binding.ts, secret-turn-gate.ts).
  */
+import { bindingRefusal } from "../auth/secret-binding.ts";
 import type { EventSink } from "../engine/event-sink.ts";
-import { type LiveRegistry, loggedEventsAfter } from "../engine/live-responses.ts";
+import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import {
-  type ApiError,
-  connectionLimitReached,
-  eventLogUnavailable,
-  responseNotFound,
-} from "../protocol/errors.ts";
+import { type ApiError, connectionLimitReached, responseNotFound } from "../protocol/errors.ts";
+import { isRecord } from "../protocol/json.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size-limits.ts";
@@ -29,6 +29,7 @@ import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 import { type FailureIds, failureLabel } from "./failure-log.ts";
+import type { SecretTurnBinding } from "./internal-headers.ts";
 import { logTurn, timingFrames } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
@@ -81,8 +82,8 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   if (typeof frame !== "string") return null;
   try {
     const value = parseClientJson(frame, "frame");
-    if (typeof value === "object" && value !== null && "stream_id" in value) {
-      const id = (value as { stream_id: unknown }).stream_id;
+    if (isRecord(value)) {
+      const id = value.stream_id;
       return typeof id === "string" && id.length > 0 ? id : null;
     }
   } catch {
@@ -102,11 +103,16 @@ export interface WebSocketTransportDeps {
   redactor: SecretRedactor;
   /** The one visibility rule's settings (visibility.ts), for resumption. */
   visibility: VisibilitySettings;
-  /** The session Durable Object's id (hex), named by failure log lines (failure-log.ts). */
+  /**
+   * The session Durable Object's id (hex): named by failure log lines (failure-log.ts), and a
+   * client secret's socket continues only its responses.
+   */
   objectId: string;
   now(): number;
   /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
   turnLog: boolean;
+  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
+  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -120,6 +126,7 @@ export class WebSocketTransport {
   private readonly objectId: string;
   private readonly now: () => number;
   private readonly turnLog: boolean;
+  private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
 
   constructor(deps: WebSocketTransportDeps) {
     this.engine = deps.engine;
@@ -131,6 +138,7 @@ export class WebSocketTransport {
     this.objectId = deps.objectId;
     this.now = deps.now;
     this.turnLog = deps.turnLog;
+    this.countTurn = deps.countTurn;
   }
 
   /**
@@ -202,18 +210,12 @@ export class WebSocketTransport {
       this.sendError(conn, responseNotFound(responseId), streamId);
       return;
     }
-    const live = this.live.get(responseId);
-    if (live) {
-      if (!live.subscribe(sink, startingAfter))
-        this.sendError(conn, eventLogUnavailable(responseId), streamId);
-      return;
+    try {
+      this.live.replay(responseId, startingAfter, sink, () => this.store.eventLogs.read(responseId));
+    } catch (error) {
+      const where = failureLabel("resume failed", this.idsOf(conn, [responseId]), this.redactor);
+      this.sendError(conn, asApiError(error, where, this.redactor), streamId);
     }
-    const log = this.store.eventLogs.read(responseId);
-    if (!log) {
-      this.sendError(conn, eventLogUnavailable(responseId), streamId);
-      return;
-    }
-    for (const event of loggedEventsAfter(log, startingAfter)) sink.send(event);
   }
 
   private create(
@@ -224,7 +226,12 @@ export class WebSocketTransport {
     timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
-    const rejected = conn.lanes.admit(streamId, bytes);
+    // A client secret's socket: its bindings first, and its turn counted once the lane admits it.
+    const binding = conn.attachment.binding;
+    const rejected =
+      (binding ? bindingRefusal(binding, request, bytes, this.objectId) : null) ??
+      conn.lanes.admit(streamId, bytes) ??
+      (binding ? this.countTurn(binding) : null);
     if (rejected) {
       this.sendError(conn, rejected, streamId);
       return;

@@ -19,12 +19,13 @@
  *   refused the adapter resends once without it, and once that resend got through, the model is
  *   remembered (per upstream base URL, in this isolate) and not asked again. A client that asked
  *   for the include itself gets the refusal, as from OpenAI.
- * - Encrypted content is the issuing provider's: each reasoning item a Responses adapter streams
- *   carries `ORIGIN_FIELD` = the adapter's base URL, stored with the item and never shown to the
- *   client (src/engine/response-object.ts); item-conversion.ts sends a marked item only to an
- *   upstream with the same base URL.
+ * - Encrypted content is the issuing provider's: each reasoning (and compaction) item a Responses
+ *   adapter streams carries `ORIGIN_FIELD` = the adapter's base URL, stored with the item and
+ *   never shown to the client (src/engine/response-object.ts); item-conversion.ts sends a marked
+ *   item only to an upstream with the same base URL. On a compaction item the mark also says it
+ *   was a response's output, which starts the context of later turns (src/compaction/).
  */
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { mapEvents } from "./map-events.ts";
 import { UpstreamError, type UpstreamEvent, type UpstreamStream } from "./upstream.ts";
 
@@ -83,23 +84,29 @@ export function rememberRefusal(origin: string, model: string): void {
   if (refusals.size > MAX_REFUSALS) refusals.delete(refusals.values().next().value ?? "");
 }
 
-function isObject(value: unknown): value is Record<string, Json> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
+/**
+ * Item types marked with their origin: reasoning (its encrypted content is the issuer's) and
+ * compaction (likewise; the mark also says the item was a response's output, which starts the
+ * context window of later turns: src/compaction/compaction-items.ts).
+ */
+const MARKED_TYPES = new Set(["reasoning", "compaction"]);
+
+function isMarkedType(item: unknown): item is Record<string, Json> {
+  return isRecord(item) && typeof item.type === "string" && MARKED_TYPES.has(item.type);
 }
 
 function marked(item: Json | undefined, origin: string): Json | undefined {
-  return isObject(item) && item.type === "reasoning" ? { ...item, [ORIGIN_FIELD]: origin } : item;
+  return isMarkedType(item) ? { ...item, [ORIGIN_FIELD]: origin } : item;
 }
 
-/** `event` with its reasoning items (`item`, `response.output[]`) marked as issued by `origin`. */
+/** `event` with its reasoning and compaction items (`item`, `response.output[]`) marked as issued by `origin`. */
 export function markOrigin(event: UpstreamEvent, origin: string): UpstreamEvent {
   let copy = event;
-  if (isObject(event.item) && event.item.type === "reasoning")
-    copy = { ...copy, item: marked(event.item, origin) };
+  if (isMarkedType(event.item)) copy = { ...copy, item: marked(event.item, origin) };
   const response = event.response;
-  if (isObject(response) && Array.isArray(response.output)) {
+  if (isRecord(response) && Array.isArray(response.output)) {
     const output = response.output;
-    if (output.some((item) => isObject(item) && item.type === "reasoning")) {
+    if (output.some((item) => isMarkedType(item))) {
       copy = {
         ...copy,
         response: { ...response, output: output.map((item) => marked(item, origin) ?? null) },

@@ -51,3 +51,41 @@ export async function postStreaming(
   if (!response.ok || !response.body) throw await failureOf(response);
   return response as Response & { body: ReadableStream<Uint8Array> };
 }
+
+/**
+ * POSTs a JSON body to `{baseUrl}{path}` and reads the JSON answer (the unary endpoints:
+ * `/responses/compact`, `/responses/input_tokens`).
+ * @returns the parsed 2xx body.
+ * @throws {UpstreamError} as `postStreaming`, and 502 `upstream_error` for a body that is not JSON.
+ */
+export async function postJson(
+  options: HttpUpstreamOptions,
+  path: string,
+  body: string,
+  signal: AbortSignal,
+): Promise<unknown> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  let response: Response;
+  try {
+    response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
+      method: "POST",
+      headers,
+      body,
+      signal,
+    });
+  } catch (cause) {
+    signal.throwIfAborted();
+    throw new UpstreamError(
+      502,
+      "upstream_unavailable",
+      `Could not reach the upstream model server (${String(cause)}).`,
+    );
+  }
+  if (!response.ok) throw await failureOf(response);
+  try {
+    return await response.json();
+  } catch {
+    throw new UpstreamError(502, "upstream_error", "The upstream answered with a body that is not JSON.");
+  }
+}

@@ -55,11 +55,28 @@ function reasoningForUpstream(item: Item, next: Item | undefined, target: Replay
   return byId ? sent : null;
 }
 
+/**
+ * A compaction item as sent to `target` (without Deltagate's origin mark and minted id), or null
+ * when another upstream issued it (it could not read it; `invalid_encrypted_content`). Deltagate's
+ * own compaction items never get here: the compaction stage expands them (src/compaction/).
+ */
+function compactionForUpstream(item: Item, target: ReplayTarget): Item | null {
+  const { [ORIGIN_FIELD]: origin, ...rest } = item as Fields;
+  if (typeof origin === "string" && origin !== target.origin) return null;
+  return (issuedId(item) === null ? withoutId(rest as Item) : rest) as Item;
+}
+
 /** The items as sent to `target`, in order (see the module invariants). */
 export function toUpstreamItems(items: readonly Item[], target: ReplayTarget): Item[] {
   const sent: Item[] = [];
   let keepId = false;
   items.forEach((item, index) => {
+    if (item.type === "compaction") {
+      const compaction = compactionForUpstream(item, target);
+      if (compaction) sent.push(compaction);
+      keepId = false;
+      return;
+    }
     if (item.type === "reasoning") {
       const reasoning = reasoningForUpstream(item, items[index + 1], target);
       if (reasoning) sent.push(reasoning);

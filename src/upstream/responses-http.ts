@@ -122,7 +122,10 @@ export class ResponsesHttpUpstream implements Upstream {
       // Keep the upstream's prefix cache hot for this session unless the client chose a key.
       prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
       model: request.model,
-      input: toUpstreamItems(items, { origin: this.options.baseUrl, resolvesIds: stored }),
+      input: [
+        ...toUpstreamItems(items, { origin: this.options.baseUrl, resolvesIds: stored }),
+        ...(request.compactionTrigger ? [{ type: "compaction_trigger" }] : []),
+      ],
       ...(previous ? { previous_response_id: previous } : {}),
       stream: true,
       store: stored,

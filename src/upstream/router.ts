@@ -4,15 +4,15 @@
  * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction.
  * Invariant: a model with no route is rejected before anything is sent anywhere.
  */
-import { DEFAULT_UPSTREAM_IDLE_MS } from "../config/config.ts";
 import { ApiError } from "../protocol/errors.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
 import type { ClientPresence } from "./client-presence.ts";
+import { decorateUpstream } from "./decorate.ts";
 import { FallbackUpstream } from "./fallback.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
-import { ResponsesWsUpstream } from "./responses-ws/adapter.ts";
+import { DEFAULT_UPSTREAM_IDLE_MS, ResponsesWsUpstream } from "./responses-ws/adapter.ts";
 import { routesFor, type UpstreamRoute } from "./routes.ts";
-import type { Upstream, UpstreamRequest, UpstreamStream } from "./upstream.ts";
+import type { Upstream } from "./upstream.ts";
 
 /** Adapter settings that come from the global configuration rather than from the route. */
 export interface AdapterDefaults {
@@ -49,31 +49,10 @@ export function createAdapter(
   }
 }
 
-/** An upstream bound to one route: rewrites the model id when the route says so. */
-class RoutedUpstream implements Upstream {
-  private readonly route: UpstreamRoute;
-  private readonly adapter: Upstream;
-
-  constructor(route: UpstreamRoute, adapter: Upstream) {
-    this.route = route;
-    this.adapter = adapter;
-  }
-
-  private rewrite(request: UpstreamRequest): UpstreamRequest {
-    return this.route.upstreamModel ? { ...request, model: this.route.upstreamModel } : request;
-  }
-
-  open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    return this.adapter.open(this.rewrite(request), signal);
-  }
-
-  prewarm(request: UpstreamRequest): void {
-    this.adapter.prewarm?.(this.rewrite(request));
-  }
-
-  preconnect(): Promise<void> {
-    return this.adapter.preconnect?.() ?? Promise.resolve();
-  }
+/** `adapter` bound to one route: the model id rewritten when the route says so. */
+function routed(route: UpstreamRoute, adapter: Upstream): Upstream {
+  const model = route.upstreamModel;
+  return model ? decorateUpstream(adapter, { request: (request) => ({ ...request, model }) }) : adapter;
 }
 
 /** The upstreams of one session Durable Object. */
@@ -110,7 +89,7 @@ export class UpstreamRouter {
     const chain = this.routes.filter((candidate) => candidate.model === route.model);
     return new FallbackUpstream(
       chain.map((link) => ({
-        upstream: new RoutedUpstream(link, this.adapterFor(link)),
+        upstream: routed(link, this.adapterFor(link)),
         maxRetries: link.maxRetries,
         retryBaseMs: link.retryBaseMs,
         contextWindow: link.contextWindow,

@@ -10,7 +10,11 @@
  * route's warm socket; `context_window` (tokens, default `UPSTREAM_CONTEXT_WINDOW` or 128,000) is
  * what `truncation` fits into; `max_retries` (default `UPSTREAM_MAX_RETRIES` or 2) bounds retries of
  * a 429/5xx before the first event; `safety` overrides the safety policy for the route's models
- * (src/safety/policy.ts; README "Safety"). Routes with the same `model` pattern as the first matching one
+ * (src/safety/policy.ts; README "Safety"); `compaction` and `input_tokens` (`upstream` | `deltagate`)
+ * say whether `/v1/responses/compact`, `compaction_trigger`, `context_management` and
+ * `/v1/responses/input_tokens` go to the upstream or are done by Deltagate (src/compaction/; default
+ * `upstream` for a Responses route to OpenAI or Azure OpenAI, the providers known to have them, else
+ * `deltagate`; a Chat Completions route is always `deltagate`). Routes with the same `model` pattern as the first matching one
  * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
  * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default: `responses-ws` for OpenAI's endpoint, else `responses-http`).
  * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
@@ -21,6 +25,9 @@ import { z } from "zod";
 export const UPSTREAM_APIS = ["responses-http", "responses-ws", "chat-completions"] as const;
 /** One of `UPSTREAM_APIS`. */
 export type UpstreamApi = (typeof UPSTREAM_APIS)[number];
+
+/** Who serves compaction (or token counting) for a route: the upstream itself, or Deltagate. */
+export type ExtensionMode = "upstream" | "deltagate";
 
 /** A parsed route. */
 export interface UpstreamRoute {
@@ -48,6 +55,10 @@ export interface UpstreamRoute {
   retryBaseMs: number;
   /** The route's safety policy override (`safety`, parsed by src/safety/config.ts), or null. */
   safety: Record<string, unknown> | null;
+  /** Who compacts: `/v1/responses/compact`, `compaction_trigger`, `context_management`. */
+  compaction: ExtensionMode;
+  /** Who counts `/v1/responses/input_tokens`. */
+  inputTokens: ExtensionMode;
 }
 
 /** Settings every route gets unless it sets its own (from `UPSTREAM_CONTEXT_WINDOW` & co.). */
@@ -80,7 +91,20 @@ const routeSchema = z.strictObject({
   context_window: z.number().int().positive().optional(),
   max_retries: z.number().int().min(0).max(5).optional(),
   safety: z.record(z.string(), z.unknown()).optional(),
+  compaction: z.enum(["upstream", "deltagate"]).optional(),
+  input_tokens: z.enum(["upstream", "deltagate"]).optional(),
 });
+
+/**
+ * The default of `compaction` and `input_tokens`: `upstream` for a Responses route to OpenAI or
+ * Azure OpenAI (the providers that serve `/responses/compact` and `/responses/input_tokens`), else
+ * `deltagate`.
+ */
+export function defaultExtensionMode(api: UpstreamApi, baseUrl: string): ExtensionMode {
+  if (api === "chat-completions") return "deltagate";
+  const host = new URL(baseUrl).hostname;
+  return host === "api.openai.com" || host.endsWith(".openai.azure.com") ? "upstream" : "deltagate";
+}
 
 /** Source of secret values by binding name (the Worker/Durable Object `env`). */
 export type SecretLookup = (name: string) => string | undefined;
@@ -110,6 +134,8 @@ export function parseRoutes(
         idleMs: null,
         upstreamStore: false,
         safety: null,
+        compaction: defaultExtensionMode(fallback.api, fallback.baseUrl),
+        inputTokens: defaultExtensionMode(fallback.api, fallback.baseUrl),
         ...defaults,
       },
     ];
@@ -123,6 +149,11 @@ export function parseRoutes(
   }
   return parsed.data.map((route, index) => {
     let apiKey: string | null = null;
+    for (const field of ["compaction", "input_tokens"] as const) {
+      if (route.api === "chat-completions" && route[field] === "upstream") {
+        throw new Error(`UPSTREAMS[${index}].${field} cannot be "upstream" for a Chat Completions route`);
+      }
+    }
     if (route.api_key_var) {
       const value = secret(route.api_key_var);
       if (value === undefined) throw new Error(`UPSTREAMS[${index}].api_key_var names an unset binding`);
@@ -140,6 +171,8 @@ export function parseRoutes(
       maxRetries: route.max_retries ?? defaults.maxRetries,
       retryBaseMs: defaults.retryBaseMs,
       safety: route.safety ?? null,
+      compaction: route.compaction ?? defaultExtensionMode(route.api, route.base_url),
+      inputTokens: route.input_tokens ?? defaultExtensionMode(route.api, route.base_url),
     };
   });
 }

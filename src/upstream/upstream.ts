@@ -32,6 +32,12 @@ export interface UpstreamRequest {
   /** Stable per-session key (the default `prompt_cache_key`). */
   sessionKey: string;
   /**
+   * Optional: the client ended its input with `compaction_trigger` and the route compacts
+   * upstream (src/compaction/): a Responses adapter appends `{"type":"compaction_trigger"}` to the
+   * input it sends. The trigger is never among `input`/`newInput` (it is not stored).
+   */
+  compactionTrigger?: boolean;
+  /**
    * Optional: called by the adapter when its connection to the upstream is ready (HTTP: the
    * response headers arrived; WebSocket mode: the socket is open, at once when warm), before the
    * first event; again on a retry. Per-stage timing (src/pipeline/timing-stage.ts) listens.

@@ -61,6 +61,7 @@ const ITEM_PREFIX = new Map([
   ["function_call", "fc"],
   ["function_call_output", "fco"],
   ["reasoning", "rs"],
+  ["compaction", "cmp"],
 ]);
 
 /** Prefixes of minted item ids: OpenAI's, and `item` for other types. */

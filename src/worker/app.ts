@@ -1,25 +1,36 @@
 /**
  * The edge Worker (Hono): authentication, session routing and the HTTP surface. Owns the public
  * routes; every session-specific request is handed to that session's Durable Object.
+ * - every route: CORS, and `OPTIONS` preflights answered without authentication (cors.ts);
  * - `GET /healthz` → `{"status":"ok"}` (no auth);
- * - `GET /v1/models` → the configured model list (auth);
+ * - `POST /v1/client_secrets` (tenant key only) and, in development, `POST /demo/client_secret`
+ *   (no auth, `DEMO_CLIENT_SECRET_TENANT`): client secrets (client-secrets.ts);
+ * - `GET /demo/` → the web agent page, only where the demo is enabled (demo-page.ts);
+ * - `GET /v1/models` → the configured model list (auth; a client secret sees its own models);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
  *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
- * - the HTTP Responses API (`POST /v1/responses`, `GET|DELETE /v1/responses/{id}`,
- *   `…/input_items`, `…/cancel`), routed by responses-routes.ts.
+ * - the HTTP Responses API (`POST /v1/responses`, `POST /v1/responses/compact`,
+ *   `POST /v1/responses/input_tokens`, `GET|DELETE /v1/responses/{id}`, `…/input_items`,
+ *   `…/cancel`), routed by responses-routes.ts.
  * This is the only route table: the session Durable Object has no router of its own.
- * Errors are OpenAI's JSON envelope (src/protocol/error-rendering.ts).
+ * Authentication is middleware (auth.ts) that throws like every route; errors are OpenAI's JSON
+ * envelope (src/protocol/error-rendering.ts), rendered once, by `onError`.
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import { type Context, Hono } from "hono";
 import { parseConfig, redactorOf } from "../config/config.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
-import { ApiError, invalidApiKey } from "../protocol/errors.ts";
-import { authenticate } from "./auth.ts";
+import { ApiError } from "../protocol/errors.ts";
+import type { AppEnv } from "./app-env.ts";
+import { authentication } from "./auth.ts";
+import { createClientSecret, createDemoClientSecret } from "./client-secrets.ts";
+import { corsMiddleware } from "./cors.ts";
+import { demoPage } from "./demo-page.ts";
 import {
-  type AppEnv,
   cancelResponse,
+  compactResponse,
+  countInputTokens,
   createResponse,
   deleteResponse,
   listInputItems,
@@ -47,30 +58,32 @@ export function createApp(): Hono<AppEnv> {
     ),
   );
 
+  // Before authentication: preflights are answered here, for every path (src/worker/cors.ts).
+  app.use("*", corsMiddleware());
+
   app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.post("/demo/client_secret", (c) => createDemoClientSecret(c));
+  app.get("/demo", (c) => demoPage(c));
+  app.get("/demo/*", (c) => demoPage(c));
 
-  app.use("/v1/*", async (c, next) => {
-    const config = parseConfig(c.env);
-    const tenant = authenticate(c.req.raw.headers, config);
-    if (!tenant) return errorResponse(invalidApiKey(), config.redactor);
-    c.set("tenant", tenant);
-    await next();
-  });
+  // A client secret may not mint secrets; every other route takes one, within its bindings.
+  app.post("/v1/client_secrets", authentication({ clientSecrets: false }), (c) => createClientSecret(c));
+  app.use("/v1/*", authentication({ clientSecrets: true }));
 
-  app.get("/v1/models", (c) =>
-    c.json({
+  app.get("/v1/models", (c) => {
+    const bound = c.get("principal").secret?.models;
+    return c.json({
       object: "list",
-      data: parseConfig(c.env).models.map((id) => ({
-        id,
-        object: "model",
-        created: 0,
-        owned_by: "deltagate",
-      })),
-    }),
-  );
+      data: parseConfig(c.env)
+        .models.filter((id) => !bound || bound.includes(id))
+        .map((id) => ({ id, object: "model", created: 0, owned_by: "deltagate" })),
+    });
+  });
 
   app.get("/v1/responses", (c) => upgradeOr426(c));
   app.post("/v1/responses", (c) => createResponse(c));
+  app.post("/v1/responses/compact", (c) => compactResponse(c));
+  app.post("/v1/responses/input_tokens", (c) => countInputTokens(c));
   app.get("/v1/responses/:id", (c) => retrieveResponse(c));
   app.delete("/v1/responses/:id", (c) => deleteResponse(c));
   app.get("/v1/responses/:id/input_items", (c) => listInputItems(c));

@@ -4,27 +4,47 @@
  * the owning session Durable Object: a response id embeds its owner's Durable Object id
  * (util/ids.ts), so `GET`/`DELETE`/`cancel`/`input_items` and `previous_response_id` on `POST`
  * reach the owner directly, with no lookup table; a new chain goes to the session named by the
- * session header or `?session=`, else to its affinity session (affinity.ts: the session its
- * resends share), else — that one busy — a fresh one. Ids that are not Deltagate's, or not of this
- * namespace, are simply not found.
+ * session header or `?session=`, else a fresh one. Ids that are not Deltagate's, or not of this
+ * namespace, are simply not found. `POST /v1/responses/compact` and `/v1/responses/input_tokens`
+ * read a context the same way (the owner of `previous_response_id`, else the named session).
+ * A request authenticated by a client secret (src/auth/) reaches its bound session only: naming
+ * another session is 401 `client_secret_session_mismatch`; a response id of any other Durable
+ * Object (another session of its tenant or another tenant's) is not found, exactly as an unknown
+ * id — checked here from the id alone, with no storage read; its model and size bindings are
+ * checked here for HTTP turns, and by the session Durable Object for WebSocket frames (the binding
+ * travels in `BINDING_HEADER`), where its turns are also counted (`max_turns`).
+ * A new chain without a named session (and without a client secret) goes to its conversation's
+ * affinity session (affinity.ts: the session its resends share), else — that one busy — a fresh
+ * one.
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { Context } from "hono";
 import { z } from "zod";
+import { clientSecretSessionMismatch, websocketProtocolRequired } from "../auth/errors.ts";
+import { bindingRefusal, ownedBy } from "../auth/secret-binding.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
+import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
-import { AFFINITY_BUSY_HEADER, SESSION_HEADER, TENANT_HEADER } from "../session/internal-headers.ts";
-import type { SessionDurableObject, SessionEnv } from "../session/session-do.ts";
+import { utf8Length } from "../protocol/size-limits.ts";
+import {
+  AFFINITY_BUSY_HEADER,
+  BINDING_HEADER,
+  SESSION_HEADER,
+  type SecretTurnBinding,
+  TENANT_HEADER,
+} from "../session/internal-headers.ts";
+import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { responseOwner } from "../util/ids.ts";
 import { affinitySessionId } from "./affinity.ts";
-import { namedSessionId, randomSessionId, sessionIdOf } from "./session-id.ts";
+import type { AppEnv } from "./app-env.ts";
+import { CREDENTIAL_QUERY_PARAMS, echoedProtocol, offeredProtocols } from "./auth.ts";
+import { namedSessionId, newSessionId, sessionIdOf } from "./session-id.ts";
 
-/** Hono environment of the Worker: its bindings, and the tenant set by authentication. */
-export type AppEnv = { Bindings: SessionEnv; Variables: { tenant: string } };
+export type { AppEnv } from "./app-env.ts";
 
 type SessionStub = DurableObjectStub<SessionDurableObject>;
 
@@ -55,12 +75,27 @@ export function sessionObjectName(tenant: string, sessionId: string): string {
   return `${tenant}/${sessionId}`;
 }
 
-/** The stub of the Durable Object that owns `responseId`, or null when the id is not routable. */
-function ownerStub(env: SessionEnv, responseId: string): SessionStub | null {
+/**
+ * The hex id of the session Durable Object a client secret is bound to, or null for a tenant key.
+ * `idFromName` is computed in the Worker: no storage, no network.
+ */
+function boundOwner(c: Context<AppEnv>): string | null {
+  const secret = c.get("principal").secret;
+  if (!secret) return null;
+  return c.env.SESSIONS.idFromName(sessionObjectName(secret.tenant, secret.sessionId)).toString();
+}
+
+/**
+ * The stub of the Durable Object that owns `responseId`, or null when the id is not routable or,
+ * for a client secret, not of its session.
+ */
+function ownerStub(c: Context<AppEnv>, responseId: string): SessionStub | null {
   const owner = responseOwner(responseId);
   if (!owner) return null;
+  const bound = boundOwner(c);
+  if (bound !== null && !ownedBy(responseId, bound)) return null;
   try {
-    return env.SESSIONS.get(env.SESSIONS.idFromString(owner));
+    return c.env.SESSIONS.get(c.env.SESSIONS.idFromString(owner));
   } catch {
     return null; // well-formed but not an id of this namespace
   }
@@ -69,9 +104,30 @@ function ownerStub(env: SessionEnv, responseId: string): SessionStub | null {
 /** The owner of the `:id` of the route, or a 404. */
 function owner(c: Context<AppEnv>): { id: string; stub: SessionStub } {
   const id = c.req.param("id") ?? "";
-  const stub = ownerStub(c.env, id);
+  const stub = ownerStub(c, id);
   if (!stub) throw responseNotFound(id);
   return { id, stub };
+}
+
+/**
+ * The session a request opens: a client secret's own (naming another one is a 401), else the one
+ * the request names, else a fresh one.
+ * @throws {ApiError} 400 `invalid_session_id`, 401 `client_secret_session_mismatch`.
+ */
+export function sessionFor(c: Context<AppEnv>): string {
+  const secret = c.get("principal").secret;
+  if (!secret) return sessionIdOf(c.req.raw);
+  const named = namedSessionId(c.req.raw);
+  if (named !== null && named !== secret.sessionId) throw clientSecretSessionMismatch();
+  return secret.sessionId;
+}
+
+/** What the session Durable Object enforces of a client secret per turn, or undefined for a tenant key. */
+function turnBinding(c: Context<AppEnv>): SecretTurnBinding | undefined {
+  const secret = c.get("principal").secret;
+  if (!secret) return undefined;
+  const { id, expiresAt, models, maxTurns, maxRequestBytes } = secret;
+  return { id, expiresAt, models, maxTurns, maxRequestBytes };
 }
 
 /** The query string of `c` validated by `schema`. */
@@ -87,9 +143,10 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
  * @throws {ApiError} 413 `request_too_large`; 415/400 for a compressed body of an unknown encoding
  *   or a corrupt one; 400 `invalid_json`, a field error, or a WebSocket-only field.
  */
-async function createBody(request: Request): Promise<CreateRequest> {
+async function createBody(request: Request): Promise<{ request: CreateRequest; bytes: number }> {
+  const text = await readBodyText(request);
   // Depth-limited before JSON.parse (src/protocol/json-limits.ts): deep nesting is a 400, never a stack overflow.
-  const body = parseClientJson(await readBodyText(request));
+  const body = parseClientJson(text);
   const parsed = createRequest.safeParse(body);
   if (!parsed.success) throw zodToApiError(parsed.error);
   for (const field of ["stream_id", "generate"] as const) {
@@ -101,53 +158,134 @@ async function createBody(request: Request): Promise<CreateRequest> {
       );
     }
   }
-  return parsed.data;
+  return { request: parsed.data, bytes: utf8Length(text) };
 }
 
-/** `GET /v1/responses` + `Upgrade: websocket`: the session's Durable Object accepts the socket. */
-export function upgrade(c: Context<AppEnv>): Promise<Response> {
+/**
+ * `GET /v1/responses` + `Upgrade: websocket`: the session's Durable Object accepts the socket.
+ * Credentials never reach it (headers, the credential protocol, the query parameters are removed);
+ * the 101 echoes the first non-credential protocol the client offered.
+ * @throws {ApiError} 400 `websocket_protocol_required` when the offer holds only credentials.
+ */
+export async function upgrade(c: Context<AppEnv>): Promise<Response> {
   const tenant = c.get("tenant");
-  const sessionId = sessionIdOf(c.req.raw);
+  const protocol = echoedProtocol(c.req.raw.headers);
+  if (protocol === null && offeredProtocols(c.req.raw.headers).length > 0) throw websocketProtocolRequired();
+  const sessionId = sessionFor(c);
   const headers = new Headers(c.req.raw.headers);
   headers.delete("authorization");
   headers.delete("api-key");
+  headers.delete("sec-websocket-protocol");
+  headers.delete(BINDING_HEADER);
   headers.set(TENANT_HEADER, tenant);
   headers.set(SESSION_HEADER, sessionId);
+  const binding = turnBinding(c);
+  if (binding) headers.set(BINDING_HEADER, JSON.stringify(binding));
+  const url = new URL(c.req.url);
+  for (const name of CREDENTIAL_QUERY_PARAMS) url.searchParams.delete(name);
   const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
-  return stub.fetch(new Request(c.req.url, { method: "GET", headers }));
+  const accepted = await stub.fetch(new Request(url, { method: "GET", headers }));
+  if (protocol === null || accepted.status !== 101 || !accepted.webSocket) return accepted;
+  return new Response(null, {
+    status: 101,
+    webSocket: accepted.webSocket,
+    headers: { "sec-websocket-protocol": protocol },
+  });
 }
 
-/** `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session. */
+/**
+ * `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session.
+ * A client secret's bindings are checked before the session is called (nothing stored, no
+ * upstream), its turn counted by the session.
+ */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const startedAt = performance.now();
-  const request = await createBody(c.req.raw);
+  const { request, bytes } = await createBody(c.req.raw);
   // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
-  const options = { parseMs: performance.now() - startedAt, ...(wantsTiming(timing) ? { timing } : {}) };
+  const binding = turnBinding(c);
+  const bound = boundOwner(c);
+  if (binding && bound) {
+    sessionFor(c); // naming another session is refused even when previous_response_id routes the turn
+    const refused = bindingRefusal(binding, request, bytes, bound);
+    if (refused) throw refused;
+  }
+  const options = {
+    parseMs: performance.now() - startedAt,
+    ...(wantsTiming(timing) ? { timing } : {}),
+    ...(binding ? { binding } : {}),
+  };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;
   if (previous) {
-    const stub = ownerStub(c.env, previous);
+    const stub = ownerStub(c, previous);
     if (!stub) throw previousResponseNotFound(previous);
     return stub.createResponse(tenant, request, options);
   }
-  const named = namedSessionId(c.req.raw);
-  if (named) return sessionStub(c.env, tenant, named).createResponse(tenant, request, options);
+  // A client secret's session, else the named one.
+  const named = c.get("principal").secret ? sessionFor(c) : namedSessionId(c.req.raw);
+  if (named) return sessionStub(c, tenant, named).createResponse(tenant, request, options);
   // A stateless conversation: the session its resends share (affinity.ts), unless that one is busy.
-  const answer = await sessionStub(c.env, tenant, affinitySessionId(request)).createResponse(
+  const affinity = { ...options, affinity: true };
+  const answer = await sessionStub(c, tenant, affinitySessionId(request)).createResponse(
     tenant,
     request,
-    {
-      ...options,
-      affinity: true,
-    },
+    affinity,
   );
   if (!answer.headers.has(AFFINITY_BUSY_HEADER)) return answer;
-  return sessionStub(c.env, tenant, randomSessionId()).createResponse(tenant, request, options);
+  return sessionStub(c, tenant, newSessionId()).createResponse(tenant, request, options);
 }
 
-function sessionStub(env: SessionEnv, tenant: string, sessionId: string): SessionStub {
-  return env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
+function sessionStub(c: Context<AppEnv>, tenant: string, sessionId: string): SessionStub {
+  return c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
+}
+
+/**
+ * The session a request reading a context goes to: the owner of `previous_response_id`, else the
+ * named/new one. A client secret's bindings apply as to a turn (its session, models and size).
+ */
+function contextStub(
+  c: Context<AppEnv>,
+  request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
+  bytes: number,
+): SessionStub {
+  const binding = turnBinding(c);
+  const bound = boundOwner(c);
+  if (binding && bound) {
+    sessionFor(c);
+    const model = request.model ?? null; // input_tokens may name none: no model is then used
+    const checked = model === null ? { ...binding, models: null } : binding;
+    const refused = bindingRefusal(checked, { ...request, model: model ?? "" }, bytes, bound);
+    if (refused) throw refused;
+  }
+  const previous = request.previous_response_id;
+  if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionFor(c)));
+  const stub = ownerStub(c, previous);
+  if (!stub) throw previousResponseNotFound(previous);
+  return stub;
+}
+
+/** The body of a unary endpoint, within the request size limit, validated by `schema`, and its size. */
+async function unaryBody<T extends z.ZodType>(
+  request: Request,
+  schema: T,
+): Promise<{ body: z.infer<T>; bytes: number }> {
+  const text = await readBodyText(request);
+  const parsed = schema.safeParse(parseClientJson(text));
+  if (!parsed.success) throw zodToApiError(parsed.error);
+  return { body: parsed.data, bytes: utf8Length(text) };
+}
+
+/** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */
+export async function compactResponse(c: Context<AppEnv>): Promise<Response> {
+  const { body, bytes } = await unaryBody(c.req.raw, compactRequest);
+  return contextStub(c, body, bytes).compactResponse(c.get("tenant"), body);
+}
+
+/** `POST /v1/responses/input_tokens`: counts a context's input tokens. */
+export async function countInputTokens(c: Context<AppEnv>): Promise<Response> {
+  const { body, bytes } = await unaryBody(c.req.raw, inputTokensRequest);
+  return contextStub(c, body, bytes).countInputTokens(c.get("tenant"), body);
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */

@@ -39,6 +39,7 @@ describe("simulator directives", () => {
       deltaChars: 16,
       reasoning: false,
       hold: null,
+      noUsage: false,
     });
     expect(parseDirectives("[sim:ws_drop_pct=30] [sim:ws_drop_seed=7] [sim:ws_limit=2]")).toMatchObject({
       wsDropPct: 30,
@@ -48,6 +49,7 @@ describe("simulator directives", () => {
     expect(parseDirectives("[sim:ws_drop_pct=101]").wsDropPct).toBe(0);
     expect(parseDirectives("[sim:split_chars=1]").splitChars).toBe(true);
     expect(parseDirectives("[sim:reasoning=1]").reasoning).toBe(true);
+    expect(parseDirectives("[sim:no_usage=1]").noUsage).toBe(true);
     expect(parseDirectives("[sim:hold=lane-1.a:b]").hold).toBe("lane-1.a:b");
     expect(parseDirectives("[sim:hold=a/b]").hold).toBeNull();
     expect(parseDirectives("[sim:fail=midstream]").fail).toEqual({ kind: "midstream" });

@@ -73,7 +73,18 @@ const HOP_HEADERS = new Set([
   "sec-websocket-version",
   "sec-websocket-extensions",
   "sec-websocket-accept",
+  // The subprotocol offer is redone by the `ws` client from the offered list (below), so the
+  // protocol Deltagate echoes is checked against it and echoed to the client in turn.
+  "sec-websocket-protocol",
 ]);
+
+/** The entries of a `Sec-WebSocket-Protocol` offer. */
+function offeredProtocols(headers: IncomingHttpHeaders): string[] {
+  return (headers["sec-websocket-protocol"] ?? "")
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+}
 
 function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -117,7 +128,14 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   const sockets = new Set<WebSocket>();
   // dropConnection: both sockets of each established connection, by connection number.
   const pairs = new Map<number, readonly [WebSocket, WebSocket]>();
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 0 });
+  // The protocol Deltagate echoed for each upgrade, echoed to the client (none: none).
+  const echoed = new WeakMap<IncomingMessage, string>();
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 0,
+    handleProtocols: (_offered, req) => echoed.get(req) ?? false,
+  });
 
   const server = createServer((req, res) => {
     const entry: ProxiedHttpRequest = { method: req.method ?? "GET", path: req.url ?? "/", status: null };
@@ -151,7 +169,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
       status: null,
     };
     upgrades.push(entry);
-    const upstream = new WebSocket(`ws://${targetUrl.host}${entry.path}`, {
+    const upstream = new WebSocket(`ws://${targetUrl.host}${entry.path}`, offeredProtocols(req.headers), {
       headers: forwardable(req.headers),
       perMessageDeflate: false,
       maxPayload: 0,
@@ -184,6 +202,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     });
     upstream.once("open", () => {
       entry.status = 101;
+      if (upstream.protocol) echoed.set(req, upstream.protocol);
       wss.handleUpgrade(req, socket, head, (client) => {
         sockets.add(client);
         pairs.set(entry.connection, [client, upstream]); // dropConnection

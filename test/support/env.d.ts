@@ -9,5 +9,6 @@ declare namespace Cloudflare {
   }
   interface Env {
     SESSIONS: import("../../src/session/session-do.ts").SessionEnv["SESSIONS"];
+    ASSETS: import("../../src/config/env.ts").Env["ASSETS"];
   }
 }

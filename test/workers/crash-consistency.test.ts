@@ -8,6 +8,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
+import { LOG_BATCH_EVENTS } from "../../src/engine/turn-emitter.ts";
 import { sessionStub } from "../support/session-stub.ts";
 import { SseReader } from "../support/sse-reader.ts";
 import { connect, type Frame, KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
@@ -101,7 +102,7 @@ describe("crash-consistent streaming", () => {
       logged
         .slice(41)
         .map((e) => e.sequence_number)
-        .concat(logged.length),
+        .concat(logged.length + LOG_BATCH_EVENTS),
     );
     expect(events.at(-1)).toMatchObject({ type: "response.failed", response: { id, status: "failed" } });
     // A client that saw more than was logged still gets the terminal event.
@@ -141,6 +142,67 @@ describe("crash-consistent streaming", () => {
     expect(again.frames.at(-1)).toMatchObject({
       response: { status: "failed", error: { code: "server_error" } },
     });
+    again.close();
+  });
+
+  it("ends a resume from the last event a client was sent, when the restart came before that event was logged", async () => {
+    const session = uniqueSession("restart-unlogged");
+    const ws = await connect({ session });
+    ws.send({ type: "response.create", model: MODEL, input: "long [sim:tokens=4000]" });
+    await ws.until((frames) => frames.length > 60);
+    const id = (ws.frames[0] as unknown as { response: { id: string } }).response.id;
+    const held = () => Math.max(...ws.frames.map((f) => (f.sequence_number as number | undefined) ?? -1));
+
+    // The kill falls between a sent event and its log write: inside the Durable Object (nothing
+    // of its own runs in between), it aborts only when the client holds an event the log lacks.
+    let killedAt: { held: number; logged: number } | null = null;
+    for (let attempt = 0; attempt < 100 && !killedAt; attempt++) {
+      await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => {
+        const row = state.storage.sql
+          .exec<{ data: string }>(
+            "SELECT data FROM event_logs WHERE response_id = ? ORDER BY chunk DESC LIMIT 1",
+            id,
+          )
+          .toArray()[0];
+        const logged = row ? ((JSON.parse(row.data) as Logged[]).at(-1)?.sequence_number ?? -1) : -1;
+        if (held() <= logged) return;
+        killedAt = { held: held(), logged };
+        state.abort("simulated crash");
+      }).catch(() => {});
+      const count = ws.frames.length;
+      if (!killedAt) await ws.until((frames) => frames.length > count);
+    }
+    expect(killedAt).not.toBeNull();
+    const { held: last } = killedAt as unknown as { held: number; logged: number };
+    const sent = new Set(ws.frames.map((f) => f.sequence_number));
+    ws.close();
+
+    // HTTP: resuming from the last number the client holds ends with a terminal event whose number
+    // no event the client was sent had.
+    const overHttp = await new SseReader(
+      (await workerFetch(`/v1/responses/${id}?stream=true&starting_after=${last}`, { headers: auth })).body!,
+    ).rest();
+    expect(overHttp.map((e) => e.data.type)).toEqual(["response.failed"]);
+    const terminal = overHttp[0]!.data;
+    expect(terminal.sequence_number).toBeGreaterThan(last);
+    expect(sent.has(terminal.sequence_number)).toBe(false);
+    // Resuming from a logged event: the rest of the log, then that same terminal event.
+    const fromStart = (
+      await new SseReader(
+        (
+          await workerFetch(`/v1/responses/${id}?stream=true`, { headers: auth })
+        ).body!,
+      ).rest()
+    ).map((e) => e.data);
+    expect(fromStart.at(-1)).toEqual(terminal);
+    const numbers = fromStart.map((e) => e.sequence_number);
+    expect(new Set(numbers).size).toBe(numbers.length);
+
+    // WebSocket: the same terminal event, on a new socket of the session.
+    const again = await connect({ session });
+    again.send({ type: "deltagate.response.resume", response_id: id, starting_after: last });
+    await again.until((frames) => frames.some((f: Frame) => f.type === "response.failed"), 5_000);
+    expect(again.frames).toEqual([terminal]);
     again.close();
   });
 

@@ -34,9 +34,13 @@ describe("worker routes", () => {
     expect(body.error.code).toBe("invalid_api_key");
   });
 
-  it("rejects a missing key with 401", async () => {
+  it("rejects a missing key with 401 and says how to send one, unredacted (issue #15)", async () => {
     const res = await workerFetch("/v1/models");
     expect(res.status).toBe(401);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error.message).toBe(
+      "Incorrect or missing API key. Send `Authorization: Bearer <key>` or an `api-key` header.",
+    );
   });
 
   it("answers 426 JSON to a GET /v1/responses without Upgrade", async () => {

@@ -9,6 +9,7 @@
  * `ClassifierUnavailable`; a flagged answer is `combined` (it cannot be pinned on one text).
  * Source: https://developers.cloudflare.com/workers-ai/models/llama-guard-3-8b/
  */
+import { isRecord } from "../../protocol/json.ts";
 import { type Classifier, ClassifierUnavailable, type Direction, type Verdict } from "../classifier.ts";
 
 /** The part of the Workers AI binding this classifier uses (`env.AI`). */
@@ -22,13 +23,9 @@ export const LLAMA_GUARD_MODEL = "@cf/meta/llama-guard-3-8b";
 /** Separates texts inside the one message a call sends. */
 const SEPARATOR = "\n\n---\n\n";
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** `{safe, categories}` from the model's answer, or null when it is neither documented form. */
 export function parseLlamaGuard(response: unknown): { safe: boolean; categories: string[] } | null {
-  if (isObject(response) && typeof response.safe === "boolean") {
+  if (isRecord(response) && typeof response.safe === "boolean") {
     const raw = Array.isArray(response.categories) ? response.categories : [];
     if (!raw.every((c) => typeof c === "string")) return null;
     return { safe: response.safe, categories: raw as string[] };
@@ -80,7 +77,7 @@ export class LlamaGuardClassifier implements Classifier {
       if (cause instanceof ClassifierUnavailable) throw cause;
       throw new ClassifierUnavailable("error", "The Workers AI call to Llama Guard failed.");
     }
-    const parsed = parseLlamaGuard(isObject(answer) ? answer.response : undefined);
+    const parsed = parseLlamaGuard(isRecord(answer) ? answer.response : undefined);
     if (!parsed) throw new ClassifierUnavailable("unparseable", "Llama Guard answered an unknown shape.");
     const categories: Record<string, boolean> = {};
     const scores: Record<string, number> = {};

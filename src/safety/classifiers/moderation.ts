@@ -7,6 +7,7 @@
  * aborting `signal` (the timeout) cancels the request.
  * Source: https://platform.openai.com/docs/api-reference/moderations/create
  */
+import { isRecord } from "../../protocol/json.ts";
 import { type Classifier, ClassifierUnavailable, type Direction, type Verdict } from "../classifier.ts";
 
 /** Where the moderation endpoint is. */
@@ -21,20 +22,16 @@ export interface ModerationEndpoint {
   fetch?: typeof fetch;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /** One result of the answer as a verdict, or null when it is not a moderation result. */
 function verdictOf(result: unknown): Verdict | null {
-  if (!isObject(result) || typeof result.flagged !== "boolean" || !isObject(result.categories)) return null;
+  if (!isRecord(result) || typeof result.flagged !== "boolean" || !isRecord(result.categories)) return null;
   const categories: Record<string, boolean> = {};
   for (const [name, hit] of Object.entries(result.categories)) {
     if (typeof hit !== "boolean") return null;
     categories[name] = hit;
   }
   const scores: Record<string, number> = {};
-  if (isObject(result.category_scores)) {
+  if (isRecord(result.category_scores)) {
     for (const [name, score] of Object.entries(result.category_scores)) {
       if (typeof score === "number") scores[name] = score;
     }
@@ -86,7 +83,7 @@ export class ModerationClassifier implements Classifier {
     } catch {
       throw new ClassifierUnavailable("unparseable", "The moderation endpoint answered something not JSON.");
     }
-    const results = isObject(body) && Array.isArray(body.results) ? body.results : null;
+    const results = isRecord(body) && Array.isArray(body.results) ? body.results : null;
     const verdicts = results?.map(verdictOf) ?? [];
     if (!results || results.length !== texts.length || verdicts.some((v) => v === null)) {
       throw new ClassifierUnavailable(

@@ -11,6 +11,7 @@
  * Pure: no I/O.
  */
 import type { Item } from "../../protocol/items.ts";
+import { isRecord } from "../../protocol/json.ts";
 import { UpstreamError } from "../upstream.ts";
 import type {
   ChatAssistantMessage,
@@ -30,7 +31,7 @@ function str(value: unknown): string | undefined {
 
 function parts(content: unknown): Fields[] {
   if (!Array.isArray(content)) return [];
-  return content.filter((part): part is Fields => typeof part === "object" && part !== null);
+  return content.filter(isRecord);
 }
 
 function unsupported(message: string): UpstreamError {

@@ -8,16 +8,10 @@
  * Invariant: settings without a Chat Completions equivalent (`include`, `max_tool_calls`,
  * `truncation`, `top_logprobs`, `metadata`…) are never sent. Pure: no I/O.
  */
-import type { Json } from "../../protocol/create-request.ts";
+import { isRecord, type Json, type JsonObject } from "../../protocol/json.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 import { toChatMessages } from "./messages.ts";
 import type { ChatMessage } from "./wire.ts";
-
-type JsonObject = { [key: string]: Json };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** A Chat Completions function tool. */
 export interface ChatTool {
@@ -48,10 +42,11 @@ export interface ChatRequestBody {
 export function toChatTools(tools: readonly unknown[] | null | undefined): ChatTool[] {
   const out: ChatTool[] = [];
   for (const tool of tools ?? []) {
-    if (!isObject(tool) || tool.type !== "function" || typeof tool.name !== "string") continue;
+    if (!isRecord(tool) || tool.type !== "function" || typeof tool.name !== "string") continue;
     const fn: ChatTool["function"] = { name: tool.name };
     if (typeof tool.description === "string") fn.description = tool.description;
-    if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters;
+    // The tools were parsed from the request's JSON body (src/protocol/create-request.ts).
+    if (tool.parameters !== undefined && tool.parameters !== null) fn.parameters = tool.parameters as Json;
     if (typeof tool.strict === "boolean") fn.strict = tool.strict;
     out.push({ type: "function", function: fn });
   }
@@ -65,13 +60,13 @@ export function toChatTools(tools: readonly unknown[] | null | undefined): ChatT
  */
 export function toChatToolChoice(choice: Json | undefined): Json | undefined {
   if (choice === "auto" || choice === "none" || choice === "required") return choice;
-  if (!isObject(choice)) return undefined;
+  if (!isRecord(choice)) return undefined;
   if (choice.type === "function" && typeof choice.name === "string") {
     return { type: "function", function: { name: choice.name } };
   }
   if (choice.type === "allowed_tools" && Array.isArray(choice.tools)) {
     const tools = choice.tools
-      .filter((tool): tool is JsonObject => isObject(tool) && tool.type === "function")
+      .filter((tool): tool is JsonObject => isRecord(tool) && tool.type === "function")
       .filter((tool) => typeof tool.name === "string")
       .map((tool) => ({ type: "function", function: { name: tool.name as string } }));
     return { type: "allowed_tools", allowed_tools: { mode: choice.mode ?? "auto", tools } };
@@ -86,7 +81,7 @@ export function toChatToolChoice(choice: Json | undefined): Json | undefined {
  */
 export function toResponseFormat(text: JsonObject | null | undefined): Json | undefined {
   const format = text?.format;
-  if (!isObject(format)) return undefined;
+  if (!isRecord(format)) return undefined;
   if (format.type === "json_object") return { type: "json_object" };
   if (format.type !== "json_schema") return undefined;
   const schema: JsonObject = {};

@@ -13,12 +13,11 @@
  * Ids are the adapter's own (`msg_…`, `fc_…`, `call_…` when the upstream gives none); the engine
  * re-keys them. Pure: no I/O.
  */
-import type { Json, TurnSettings } from "../../protocol/create-request.ts";
+import type { TurnSettings } from "../../protocol/create-request.ts";
+import type { Json, JsonObject } from "../../protocol/json.ts";
 import { newItemId, randomToken } from "../../util/ids.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import type { ChatChunk, ChatToolCallDelta, ChatUsage } from "./wire.ts";
-
-type JsonObject = { [key: string]: Json };
 
 /** What the synthesized Response object reports besides its output. */
 export interface SynthesisMeta {

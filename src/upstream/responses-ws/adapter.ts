@@ -49,6 +49,9 @@ const MAX_ATTEMPTS = 3;
 /** Socket age (ms) after which it is replaced before its next turn: OpenAI closes at 60 min (WebSocket mode guide). */
 export const ROTATE_AFTER_MS = 55 * 60 * 1000;
 
+/** Default idle time (ms) without a turn before a warm socket closes while no client is open (`UPSTREAM_IDLE_MS`). */
+export const DEFAULT_UPSTREAM_IDLE_MS = 30_000;
+
 /** Default quiet time (ms) after which a warm socket closes even though a client is open: 5 minutes. */
 export const DEFAULT_KEEP_WARM_MS = 5 * 60 * 1000;
 

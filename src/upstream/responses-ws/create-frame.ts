@@ -41,7 +41,10 @@ export function createFrame(request: UpstreamRequest, plan: FramePlan): Record<s
     model: request.model,
     store: false,
     prompt_cache_key: request.settings.prompt_cache_key ?? request.sessionKey,
-    input: toUpstreamItems(items, { origin: plan.origin, resolvesIds: false }) as unknown as Json[],
+    input: [
+      ...(toUpstreamItems(items, { origin: plan.origin, resolvesIds: false }) as unknown as Json[]),
+      ...(request.compactionTrigger ? [{ type: "compaction_trigger" }] : []),
+    ],
   };
   if (plan.parentUpstreamId !== null) frame.previous_response_id = plan.parentUpstreamId;
   if (!plan.generate) frame.generate = false;

@@ -4,6 +4,7 @@
  * client never sees it — or a real failure, mapped to an `UpstreamError` with the HTTP-adapter
  * conventions (`upstreamErrorForStatus`). Owns the list of state-loss codes.
  */
+import { isRecord } from "../../protocol/json.ts";
 import { upstreamErrorForStatus } from "../error-mapping.ts";
 import type { UpstreamError, UpstreamEvent } from "../upstream.ts";
 
@@ -33,9 +34,7 @@ export function classifyErrorFrame(event: UpstreamEvent): ErrorFrameVerdict {
 }
 
 function asRecord(value: unknown): Record<string, unknown> | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
+  return isRecord(value) ? value : null;
 }
 
 function stringOr<T extends string | null>(value: unknown, fallback: T): string | T {

@@ -120,6 +120,52 @@ function callEvents(args: string, size: number): UpstreamEvent[] {
   return events;
 }
 
+/**
+ * The events of one reasoning item whose `reasoning_text` part is cut into `size`-character deltas
+ * (the part announced by `response.content_part.added`, as openai-node's `ReasoningText` part).
+ */
+function reasoningEvents(text: string, size: number): UpstreamEvent[] {
+  const id = "rs_up";
+  const events: UpstreamEvent[] = [
+    { type: "response.created", response: { id: "resp_up", output: [] } },
+    {
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { id, type: "reasoning", summary: [], content: [] },
+    },
+    {
+      type: "response.content_part.added",
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      part: { type: "reasoning_text", text: "" },
+    },
+  ];
+  for (let i = 0; i < text.length; i += size) {
+    events.push({
+      type: "response.reasoning_text.delta",
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      delta: text.slice(i, i + size),
+    });
+  }
+  const item = { id, type: "reasoning", summary: [], content: [{ type: "reasoning_text", text }] };
+  events.push(
+    { type: "response.reasoning_text.done", item_id: id, output_index: 0, content_index: 0, text },
+    {
+      type: "response.content_part.done",
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      part: { type: "reasoning_text", text },
+    },
+    { type: "response.output_item.done", output_index: 0, item },
+    { type: "response.completed", response: { id: "resp_up", status: "completed", output: [item] } },
+  );
+  return events;
+}
+
 async function* paced(events: UpstreamEvent[]): AsyncGenerator<UpstreamEvent> {
   for (const event of events) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -199,6 +245,32 @@ describe("output guard", () => {
       });
     });
   }
+
+  it("a reasoning_text stream cut by the filter is closed with exactly the text the client was sent", async () => {
+    const { out, wire, guard } = await run(reasoningEvents(ANSWER, 3), {
+      classifier: new MarkerClassifier(),
+    });
+    expect(guard.flagged).toBe(true);
+    expect(wire).not.toContain(MARKER);
+    const released = deltaText(out);
+    expect(released.length).toBeGreaterThan(0);
+    expect(ANSWER.startsWith(released)).toBe(true);
+    const closing = out.slice(out.findIndex((e) => e.type === "response.reasoning_text.done"));
+    expect(closing.map((e) => e.type)).toEqual([
+      "response.reasoning_text.done",
+      "response.content_part.done",
+      "response.output_item.done",
+      "response.incomplete",
+    ]);
+    expect(closing[0]).toMatchObject({ output_index: 0, content_index: 0, text: released });
+    expect(closing[1]).toMatchObject({ content_index: 0, part: { type: "reasoning_text", text: released } });
+    const item = { id: "rs_up", type: "reasoning", status: "incomplete", summary: [] };
+    expect(closing[2]?.item).toEqual({ ...item, content: [{ type: "reasoning_text", text: released }] });
+    expect(closing[3]?.response).toMatchObject({
+      output: [{ ...item, content: [{ type: "reasoning_text", text: released }] }],
+      incomplete_details: { reason: "content_filter" },
+    });
+  });
 
   it("holds back the marker's start until the window that completes it is checked", async () => {
     // Only the first part of the marker in the first window: the hold-back keeps it back.

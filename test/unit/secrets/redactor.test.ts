@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { invalidApiKey } from "../../../src/protocol/errors.ts";
 import { REDACTED, SecretRedactor } from "../../../src/secrets/redactor.ts";
 
 /** Keys of every shape the hostile trials saw relayed verbatim (issue #10). */
@@ -59,6 +60,29 @@ describe("SecretRedactor", () => {
       "skeleton key-value store",
     ]) {
       expect(redactor.text(text)).toBe(text);
+    }
+  });
+
+  it("leaves Deltagate's own 401 message whole: a placeholder is not a secret (issue #15)", () => {
+    const message = invalidApiKey().message;
+    expect(message).toContain("`Authorization: Bearer <key>`");
+    expect(redactor.text(message)).toBe(message);
+    for (const text of ["Send `Authorization: Bearer <client secret>`.", "api_key=<your key>"]) {
+      expect(redactor.text(text)).toBe(text);
+    }
+  });
+
+  it("still redacts a real credential after `Authorization:`, also one that follows a scheme", () => {
+    for (const text of [
+      "Authorization: Bearer tok-123456789abc",
+      "`Authorization: Bearer tok-123456789abc`",
+      "authorization=Basic dXNlcjpwYXNzd29yZA==",
+      "Bearer tok-123456789abc`",
+    ]) {
+      const out = redactor.text(text);
+      expect(out).not.toContain("tok-123456789abc");
+      expect(out).not.toContain("dXNlcjpwYXNzd29yZA");
+      expect(out).toContain(REDACTED);
     }
   });
 

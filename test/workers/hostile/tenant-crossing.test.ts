@@ -3,7 +3,8 @@
  * tenant's real response id is answered exactly as an unknown id of the same format — same
  * status, same body once the id text is replaced — so a tenant cannot tell that an id exists.
  * Routes: GET, GET ?stream=true (resume), DELETE, input_items, cancel, and `previous_response_id`
- * over HTTP (JSON and SSE); `previous_response_id` and `deltagate.response.resume` over WebSocket.
+ * over HTTP (JSON and SSE, `/v1/responses/compact`, `/v1/responses/input_tokens`);
+ * `previous_response_id` and `deltagate.response.resume` over WebSocket.
  * Unknown ids: one in the caller's own session Durable Object, one in the other tenant's, one whose
  * owner is no Durable Object at all.
  */
@@ -90,6 +91,16 @@ const PROBES: Record<string, Probe> = {
     "POST",
     () => "/v1/responses",
     (id) => ({ model: MODEL, input: "x", previous_response_id: id, stream: true }),
+  ),
+  "POST /v1/responses/compact previous_response_id": http(
+    "POST",
+    () => "/v1/responses/compact",
+    (id) => ({ model: MODEL, previous_response_id: id }),
+  ),
+  "POST /v1/responses/input_tokens previous_response_id": http(
+    "POST",
+    () => "/v1/responses/input_tokens",
+    (id) => ({ model: MODEL, input: "x", previous_response_id: id }),
   ),
   "WebSocket response.create previous_response_id": overWebSocket((id) => ({
     type: "response.create",

@@ -1,0 +1,231 @@
+/**
+ * The unary context endpoints of a session Durable Object: `POST /v1/responses/compact` and
+ * `POST /v1/responses/input_tokens` (one RPC method each; the Worker routes and validates them).
+ * Owns how each is served for a model, by its first route's setting (src/upstream/routes.ts):
+ * - `upstream`: the request goes to the route's `/responses/compact` or `/responses/input_tokens`
+ *   with the full context (Deltagate's ids mean nothing upstream; Deltagate's own compaction items
+ *   expanded), and the upstream's answer comes back as is; an upstream that answers 404 or 405
+ *   (it has no such endpoint) is served as below instead;
+ * - `deltagate`, compact: the route's model summarizes the context (src/compaction/summarizer.ts);
+ *   the output is the context's user messages followed by one `compaction` item whose
+ *   `encrypted_content` is the sealed summary — OpenAI's shape ("a list of all user messages,
+ *   followed by a single compaction item");
+ * - `deltagate`, input_tokens: Deltagate's count with its tokenizer (`o200k_base`, bounded per
+ *   byte: src/context/bounded-count.ts) of what a turn would send: instructions, tools and the
+ *   context's items — the same count a turn's usage falls back to (src/context/usage.ts).
+ * Nothing is stored by either. The context is resolved exactly as a turn's (`previous_response_id`
+ * visible over HTTP: store:true only).
+ * Source: https://platform.openai.com/docs/api-reference/responses/compact,
+ *   https://platform.openai.com/docs/api-reference/responses/input-tokens
+ */
+
+import { retainedUserMessage, splitTrigger } from "../compaction/compaction-items.ts";
+import { expandCompactions, openCompactions } from "../compaction/compaction-keyring.ts";
+import { type CompactionKeys, sealToken } from "../compaction/compaction-token.ts";
+import { COMPACTION_PROMPT, summarize, summaryInput } from "../compaction/summarizer.ts";
+import { EMPTY_CONTEXT, turnContext } from "../context/counted-context.ts";
+import { itemTokens, SettingsTokenMemo } from "../context/item-tokens.ts";
+import { loadTokenizer } from "../context/tokenizer.ts";
+import { ZERO_USAGE } from "../engine/response-object.ts";
+import type { TurnEngine } from "../engine/turn-engine.ts";
+import { inputItems } from "../engine/turn-input.ts";
+import { compactionUnavailable } from "../pipeline/compaction-stage.ts";
+import type { PreparedTurn } from "../pipeline/stage.ts";
+import { TurnTimer } from "../pipeline/turn-timer.ts";
+import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
+import { ApiError, invalidRequest } from "../protocol/errors.ts";
+import type { StoredItem } from "../protocol/items.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
+import { adjacentToolOutputs } from "../protocol/tool-calls.ts";
+import { postJson } from "../upstream/http-client.ts";
+import { toUpstreamItems } from "../upstream/item-conversion.ts";
+import type { UpstreamRoute } from "../upstream/routes.ts";
+import { type Upstream, UpstreamError } from "../upstream/upstream.ts";
+import { newItemId, newResponseId } from "../util/ids.ts";
+import { newScopeId } from "./scope.ts";
+
+/** Collaborators of the endpoints. */
+export interface CompactEndpointsDeps {
+  engine: TurnEngine;
+  keys: CompactionKeys;
+  /** The first route serving `model`, or null. */
+  routeFor(model: string): UpstreamRoute | null;
+  /** The model's route chain (retries, fallback). @throws {ApiError} 400 `model_not_found`. */
+  routeChain(model: string): Upstream;
+  /** A turn's upstream wrapped by every stage (src/pipeline/pipeline.ts). @throws {ApiError} a stage's refusal. */
+  turnUpstream(turn: PreparedTurn): Promise<Upstream>;
+  /** Hex id of the Durable Object (response ids, the default `prompt_cache_key`). */
+  ownerId: string;
+  now(): number;
+}
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/** An `UpstreamError` as the client sees it (the session's renderer redacts its message). */
+function asApi(cause: unknown): unknown {
+  if (!(cause instanceof UpstreamError)) return cause;
+  return new ApiError(cause.status, {
+    type: cause.type,
+    code: cause.code,
+    message: cause.message,
+    param: cause.param,
+  });
+}
+
+/** True for an upstream answer that says the endpoint does not exist there. */
+function lacksEndpoint(cause: unknown): boolean {
+  return cause instanceof UpstreamError && (cause.status === 404 || cause.status === 405);
+}
+
+/** The unary context endpoints of one session. */
+export class CompactEndpoints {
+  private readonly deps: CompactEndpointsDeps;
+  private readonly settings = new SettingsTokenMemo();
+
+  constructor(deps: CompactEndpointsDeps) {
+    this.deps = deps;
+  }
+
+  /** history(previous response) + the request's input, as a turn would see them (trigger dropped). */
+  private async context(
+    previousResponseId: string | null | undefined,
+    input: CompactRequest["input"],
+    tenant: string,
+  ): Promise<{ items: StoredItem[]; inputStart: number }> {
+    const own = splitTrigger(inputItems({ input: input ?? [] })).items;
+    const scope = { connId: newScopeId("http"), tenant };
+    const history = await this.deps.engine.historyFor(previousResponseId ?? null, own, scope);
+    return { items: [...history, ...own], inputStart: history.length };
+  }
+
+  private route(model: string): UpstreamRoute {
+    const route = this.deps.routeFor(model);
+    if (!route) this.deps.routeChain(model); // throws OpenAI's `model_not_found`
+    return route as UpstreamRoute;
+  }
+
+  /** `POST /v1/responses/compact`. */
+  async compact(request: CompactRequest, tenant: string): Promise<Response> {
+    const route = this.route(request.model);
+    const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
+    if (items.length === 0) {
+      throw invalidRequest(
+        "Nothing to compact: send `input` or `previous_response_id`.",
+        "input",
+        "empty_array",
+      );
+    }
+    const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, route.compaction);
+    const sent = expandCompactions(items, opened);
+    try {
+      if (route.compaction === "upstream") {
+        try {
+          return Response.json(await this.compactUpstream(route, request, sent));
+        } catch (cause) {
+          if (!lacksEndpoint(cause)) throw cause;
+        }
+      }
+      return Response.json(await this.compactOwn(request, items, tenant));
+    } catch (cause) {
+      throw asApi(cause);
+    }
+  }
+
+  private compactUpstream(
+    route: UpstreamRoute,
+    request: CompactRequest,
+    items: readonly StoredItem[],
+  ): Promise<unknown> {
+    const body = {
+      model: route.upstreamModel ?? request.model,
+      input: toUpstreamItems(adjacentToolOutputs(items), { origin: route.baseUrl, resolvesIds: false }),
+      ...(request.instructions ? { instructions: request.instructions } : {}),
+      prompt_cache_key: request.prompt_cache_key ?? this.deps.ownerId,
+    };
+    return postJson(route, "/responses/compact", JSON.stringify(body), NEVER_ABORTED);
+  }
+
+  private async compactOwn(
+    request: CompactRequest,
+    items: readonly StoredItem[],
+    tenant: string,
+  ): Promise<Record<string, Json>> {
+    if (this.deps.keys.secrets.length === 0) throw compactionUnavailable();
+    const id = newResponseId(this.deps.ownerId);
+    // The summarization runs as a turn through the stages (src/pipeline/): the context window,
+    // safety checks of its input and of the summary, the compaction stage (which expands the
+    // context's own compaction items), retries and fallback. Nothing of it is stored.
+    const input = summaryInput(items, request.instructions ?? null);
+    const turn: PreparedTurn = {
+      responseId: id,
+      request: { model: request.model, input, instructions: COMPACTION_PROMPT, store: false },
+      context: turnContext(id, EMPTY_CONTEXT, input),
+      timer: new TurnTimer(),
+    };
+    const summary = await summarize(
+      await this.deps.turnUpstream(turn),
+      {
+        model: request.model,
+        input,
+        responseId: id,
+        sessionKey: this.deps.ownerId,
+        promptCacheKey: request.prompt_cache_key ?? null,
+      },
+      NEVER_ABORTED,
+    );
+    const createdAt = Math.floor(this.deps.now() / 1000);
+    const payload = {
+      v: 1 as const,
+      summary: summary.text,
+      model: request.model,
+      created_at: createdAt,
+      window: false,
+    };
+    const compaction = {
+      id: newItemId("compaction"),
+      type: "compaction",
+      encrypted_content: await sealToken(payload, tenant, this.deps.keys),
+    };
+    const users = items.filter(
+      (item) => item.type === "message" && (item as { role?: unknown }).role === "user",
+    );
+    const output = [...users.map(retainedUserMessage), compaction] as unknown as Json[];
+    const usage = summary.usage ?? ZERO_USAGE; // the usage stage fills a missing one
+    return { id, object: "response.compaction", created_at: createdAt, output, usage };
+  }
+
+  /** `POST /v1/responses/input_tokens`. */
+  async inputTokens(request: InputTokensRequest, tenant: string): Promise<Response> {
+    if (request.conversation !== undefined && request.conversation !== null) {
+      throw invalidRequest(
+        "The Conversations API is not supported by Deltagate; use previous_response_id.",
+        "conversation",
+        "unsupported_parameter",
+      );
+    }
+    const route = request.model ? this.route(request.model) : null;
+    const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
+    const mode = route?.inputTokens ?? "deltagate";
+    const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, mode);
+    const sent = expandCompactions(items, opened);
+    if (route && mode === "upstream") {
+      const { previous_response_id: _previous, input: _input, model, ...rest } = request;
+      const body = {
+        ...rest,
+        model: route.upstreamModel ?? model,
+        input: toUpstreamItems(adjacentToolOutputs(sent), { origin: route.baseUrl, resolvesIds: false }),
+      };
+      try {
+        const answer = await postJson(route, "/responses/input_tokens", JSON.stringify(body), NEVER_ABORTED);
+        if (isRecord(answer) && typeof answer.input_tokens === "number") return Response.json(answer);
+        throw new UpstreamError(502, "upstream_error", "The upstream answered input_tokens without a count.");
+      } catch (cause) {
+        if (!lacksEndpoint(cause)) throw asApi(cause);
+      }
+    }
+    const count = await loadTokenizer();
+    let tokens = this.settings.tokens(request.instructions, request.tools, count);
+    for (const item of sent) tokens += itemTokens(item, count);
+    return Response.json({ object: "response.input_tokens", input_tokens: tokens });
+  }
+}
