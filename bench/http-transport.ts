@@ -27,6 +27,8 @@ export interface HttpTransportOptions {
   apiKey: string;
   model: string;
   style: "full-history" | "chained";
+  /** `store` of a full-history loop (default false; the SDKs' own default is true). */
+  store?: boolean;
   /** Sent on every request (a real agent sends one per conversation). */
   promptCacheKey: string;
   /** Extra request headers (session id, timing opt-in). */
@@ -66,7 +68,7 @@ export function httpTransport(options: HttpTransportOptions): TurnTransport {
       };
       if (options.style === "full-history") {
         history.push(...newItems);
-        body = { ...common, store: false, input: [...history] };
+        body = { ...common, store: options.store ?? false, input: [...history] };
       } else {
         body = { ...common, store: true, input: newItems };
         if (previousId) body.previous_response_id = previousId;
@@ -120,6 +122,7 @@ export function httpTransport(options: HttpTransportOptions): TurnTransport {
           reconnected: false,
           fallback: false,
           timing,
+          responseId: terminal.id,
         },
       };
     },

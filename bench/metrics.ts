@@ -26,6 +26,8 @@ export interface TurnSample {
   fallback: boolean;
   /** Per-stage timing Deltagate reported for this turn (bench/timing-hook.ts), else null. */
   timing: StageTimings | null;
+  /** The id of the turn's response (through Deltagate it names the session Durable Object). */
+  responseId?: string;
 }
 
 /** What the upstream (a simulator) received during one loop, from its request recorder. */
@@ -36,6 +38,8 @@ export interface UpstreamTraffic {
   bytes: number;
   /** Requests per recorder transport ("http", "ws", "chat"): shows which upstream API served. */
   transports: Record<string, number>;
+  /** Payload bytes of each generating request (no `generate:false` warm-up), in order. */
+  perRequest?: number[];
 }
 
 /** The shaped hops of a network profile. */

@@ -7,7 +7,7 @@
  * both markers (in that order) is an error, not a silent append.
  */
 import type { ResultsFile } from "./results.ts";
-import { bytes, loadTable, summaryTable, targetsTable } from "./tables.ts";
+import { bytes, loadTable, resendTable, summaryTable, targetsTable } from "./tables.ts";
 
 /** The opening marker (on its own line). */
 export const BLOCK_START = "<!-- bench:start -->";
@@ -18,6 +18,11 @@ export const BLOCK_END = "<!-- bench:end -->";
 export function renderReadmeBlock(results: ResultsFile): string {
   const rounds = results.profiles.map((p) => `${p.id} ${p.rounds}`).join(", ");
   const load = loadTable(results.load);
+  // Clients that resend everything (issue #18), in the far profile when it ran them, else zero.
+  const resendProfile =
+    results.profiles.find((p) => p.id === "far2" && resendTable(p)) ??
+    results.profiles.find((p) => resendTable(p));
+  const resend = resendProfile ? resendTable(resendProfile) : "";
   return [
     `_Generated from \`bench/results/latest.json\` by \`npm run bench:readme\`; do not edit by hand. Run ${results.date.slice(0, 16).replace("T", " ")} UTC, ` +
       `commit ${results.git?.commit ?? "?"}${results.git?.dirty ? " (dirty)" : ""}, ${results.machine.cpuCount} CPU(s), ` +
@@ -29,9 +34,17 @@ export function renderReadmeBlock(results: ResultsFile): string {
     "",
     summaryTable(results.profiles),
     "",
-    "Targets of issue #8:",
+    "Targets of issues #8 and #18:",
     "",
     targetsTable(results.targets),
+    ...(resend
+      ? [
+          "",
+          `Clients that resend everything (issue #18), ${resendProfile?.id} profile: upstream bytes per turn from the second turn on, session Durable Objects per loop, and the upstream request right after a reconnect against the client's full resend:`,
+          "",
+          resend,
+        ]
+      : []),
     ...(load ? ["", "Load (one `wrangler dev`, loopback, zero model time):", "", load] : []),
     "",
     "![Loop time relative to A per profile](bench/results/latest.svg)",

@@ -7,6 +7,7 @@
  * Invariant: pure functions of their inputs (no I/O, no clock), so a results file can be
  * re-rendered from its raw numbers.
  */
+import { responseOwner } from "../src/util/ids.ts";
 import { HOP_IDS, type HopId, type LoopSample, mean, median, quantile, type TurnSample } from "./metrics.ts";
 import type { Scenario, ScenarioId } from "./scenarios.ts";
 
@@ -79,6 +80,22 @@ export interface ScenarioReport {
   connectMs: number | null;
   upstreamBytesPerTurn: number | null;
   upstreamRequestsPerTurn: number | null;
+  /**
+   * Mean payload bytes of the upstream's generating requests from the loop's second turn on
+   * (median over rounds): what a turn costs upstream once the conversation exists (issue #18).
+   */
+  upstreamBytesAfterFirstTurn?: number | null;
+  /**
+   * Deltagate scenarios: session Durable Objects the loop's responses came from (their ids name
+   * them), median over rounds; null for direct scenarios.
+   */
+  objectsPerLoop?: number | null;
+  /**
+   * Reconnect variants: the mean over turns right after a reconnect of the upstream request's
+   * bytes and of the client's own request (the whole history when it resends it), median over
+   * rounds; null when the loop had no such turn.
+   */
+  afterReconnect?: { upstreamBytes: number; clientBytes: number } | null;
   /** Upstream transports seen, summed over rounds ("http", "ws", "chat"). */
   upstreamTransports: Record<string, number>;
   /** Workerd CPU per turn while the loop ran (median over rounds), ms; direct scenarios show idle. */
@@ -160,6 +177,37 @@ function stageSummaries(turns: TurnSample[]): ScenarioReport["stages"] {
   );
 }
 
+/** Mean upstream bytes of a loop's requests after its first turn, or null without them. */
+function afterFirstTurn(sample: LoopSample): number | null {
+  const sizes = sample.upstream.perRequest ?? [];
+  return sizes.length > 1 ? mean(sizes.slice(1)) : null;
+}
+
+/** Distinct session Durable Objects a loop's responses came from, or null when no id is known. */
+function objectsOf(sample: LoopSample): number | null {
+  const owners = sample.turns.flatMap((t) =>
+    t.responseId ? [responseOwner(t.responseId) ?? t.responseId] : [],
+  );
+  return owners.length > 0 ? new Set(owners).size : null;
+}
+
+/** Upstream and client bytes of the turns right after a reconnect (one upstream request per turn). */
+function reconnectBytes(sample: LoopSample): { upstreamBytes: number; clientBytes: number } | null {
+  const sizes = sample.upstream.perRequest ?? [];
+  if (sizes.length !== sample.turns.length) return null;
+  const turns = sample.turns.flatMap((t, i) => (t.reconnected ? [{ t, up: sizes[i]! }] : []));
+  if (turns.length === 0) return null;
+  return {
+    upstreamBytes: mean(turns.map((x) => x.up)),
+    clientBytes: mean(turns.map((x) => x.t.clientBytes)),
+  };
+}
+
+function medianPresent(values: Array<number | null>): number | null {
+  const present = values.filter((v): v is number => v !== null);
+  return present.length > 0 ? median(present) : null;
+}
+
 /** Builds the reports of one profile's runs, in the order given; ratios within the profile. */
 export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
   const byId = new Map(runs.map((r) => [r.scenario.id, r]));
@@ -217,6 +265,20 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
       connectMs: connects.length > 0 ? median(connects) : null,
       upstreamBytesPerTurn: medianOf(samples, (s) => s.upstream.bytes / turnsOf(s)),
       upstreamRequestsPerTurn: medianOf(samples, (s) => s.upstream.requests / turnsOf(s)),
+      upstreamBytesAfterFirstTurn: medianPresent(samples.map(afterFirstTurn)),
+      objectsPerLoop: scenario.viaDeltagate ? medianPresent(samples.map(objectsOf)) : null,
+      afterReconnect: (() => {
+        const found = samples.flatMap((s) => {
+          const r = reconnectBytes(s);
+          return r ? [r] : [];
+        });
+        return found.length > 0
+          ? {
+              upstreamBytes: median(found.map((f) => f.upstreamBytes)),
+              clientBytes: median(found.map((f) => f.clientBytes)),
+            }
+          : null;
+      })(),
       upstreamTransports: transports,
       workerdCpuMsPerTurn: cpu.length > 0 ? median(cpu) : null,
       devProxyCpuMsPerTurn: proxyCpu.length > 0 ? median(proxyCpu) : null,

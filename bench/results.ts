@@ -1,6 +1,6 @@
 /**
- * The results file of a run (bench/results/latest.json) and the issue #8 targets checked against
- * it. Everything the tables, the chart and the README block show is derived from this one object,
+ * The results file of a run (bench/results/latest.json) and the issue #8 and #18 targets checked
+ * against it. Everything the tables, the chart and the README block show is derived from this one object,
  * so they can be re-rendered from the file alone.
  * Invariant: `checkTargets` only reads numbers that were measured; a target whose inputs were not
  * measured in this run is "not measured", never guessed.
@@ -155,6 +155,8 @@ export function checkTargets(profiles: ProfileResult[], load: LoadStep[]): Targe
     status: bytes?.uplinkVsA == null ? "not measured" : bytes.uplinkVsA <= 0.05 ? "met" : "not met",
   });
 
+  resendTargets(profiles, out);
+
   const biggest = [...load].filter((s) => s.refused === null).sort((a, b) => b.sessions - a.sessions)[0];
   out.push({
     claim: "Load: concurrent sessions on one wrangler dev, errors, p99",
@@ -170,4 +172,80 @@ export function checkTargets(profiles: ProfileResult[], load: LoadStep[]): Targe
         : "not met",
   });
   return out;
+}
+
+const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;
+
+/**
+ * Issue #18's targets: clients that resend everything. Read in far2 when it ran them, else zero
+ * (the byte and object counts do not depend on the link).
+ */
+function resendTargets(profiles: ProfileResult[], out: TargetCheck[]): void {
+  const where = (id: ScenarioId): ProfileId => (find(profiles, "far2", id) ? "far2" : "zero");
+  const slProfile = where("DG-sl-http");
+  const sl = find(profiles, slProfile, "DG-sl-http");
+  const a = find(profiles, slProfile, "A");
+  const share =
+    sl?.upstreamBytesAfterFirstTurn != null && a?.upstreamBytesAfterFirstTurn
+      ? sl.upstreamBytesAfterFirstTurn / a.upstreamBytesAfterFirstTurn
+      : null;
+  // The least a delta turn can carry: the upstream's own WebSocket mode (E) sends exactly the new
+  // items and the per-request settings (tools) each turn; no gateway's delta can be smaller.
+  const e = find(profiles, slProfile, "E");
+  const floor =
+    e?.upstreamBytesAfterFirstTurn != null && a?.upstreamBytesAfterFirstTurn
+      ? `; E's own delta turn is ${pct(e.upstreamBytesAfterFirstTurn / a.upstreamBytesAfterFirstTurn)} of A (the least a delta can be: the new items and the tools)`
+      : "";
+  out.push({
+    claim: "Stateless HTTP client through Deltagate: upstream request bytes per turn from turn 2 on, vs A's",
+    where: `${slProfile}: DG-sl-http vs A`,
+    measured:
+      share === null ? "—" : `${pct(share)} of A (${Math.round(sl!.upstreamBytesAfterFirstTurn!)} B)${floor}`,
+    target: "≤ 5% of A",
+    status: share === null ? "not measured" : share <= 0.05 ? "met" : "not met",
+  });
+  out.push({
+    claim: "Stateless HTTP client through Deltagate: session Durable Objects per conversation",
+    where: `${slProfile}: DG-sl-http`,
+    measured: sl?.objectsPerLoop == null ? "—" : String(sl.objectsPerLoop),
+    target: "1",
+    status: sl?.objectsPerLoop == null ? "not measured" : sl.objectsPerLoop === 1 ? "met" : "not met",
+  });
+  const cxProfile = where("DG-cx-rc");
+  const cx = find(profiles, cxProfile, "DG-cx-rc");
+  const rc = cx?.afterReconnect ?? null;
+  const rcShare = rc ? rc.upstreamBytes / rc.clientBytes : null;
+  out.push({
+    claim:
+      "Codex-like client (drop every K turns, full resend): first upstream request after a reconnect vs the full history",
+    where: `${cxProfile}: DG-cx-rc`,
+    measured:
+      rcShare === null
+        ? "—"
+        : `${pct(rcShare)} (${Math.round(rc!.upstreamBytes)} of ${Math.round(rc!.clientBytes)} B: one delta turn, the new items and the tools)`,
+    target: "≤ 5%",
+    status: rcShare === null ? "not measured" : rcShare <= 0.05 ? "met" : "not met",
+  });
+  const loops = (["DG-sl-http", "DG-sl-ws"] as const).flatMap((id) => {
+    const r = find(profiles, where(id), id);
+    return r?.vsA ? [`${id} ${x(r.vsA)} of A`] : [];
+  });
+  out.push({
+    claim: "Stateless clients through Deltagate: loop time vs A",
+    where: `${slProfile}: DG-sl-http, DG-sl-ws vs A`,
+    measured: loops.length > 0 ? loops.join("; ") : "—",
+    target: "reported side by side",
+    status: loops.length > 0 ? "info" : "not measured",
+  });
+  const eCx = find(profiles, cxProfile, "E");
+  const eRc = find(profiles, cxProfile, "E-rc");
+  out.push({
+    claim: "Codex-like reconnecting client through Deltagate: loop time vs E-rc",
+    where: `${cxProfile}: DG-cx-rc vs E-rc`,
+    measured: cx?.vsDirect
+      ? `loop ${x(cx.vsDirect)} of E-rc${eCx?.loopMs && eRc?.loopMs ? `; at most ${x(eRc.loopMs / eCx.loopMs)} faster possible: E-rc's loop / E's (no drops)` : ""}`
+      : "—",
+    target: "reported side by side, with the geometry's bound",
+    status: cx?.vsDirect ? "info" : "not measured",
+  });
 }

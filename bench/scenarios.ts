@@ -8,7 +8,11 @@
  *   HTTP upstream), DG-h2ws (an HTTP-only client, store:true + `previous_response_id` → Responses
  *   WebSocket upstream), DG-chat (WebSocket → Chat Completions upstream);
  * - reconnect variants, the socket dropped every K turns: E-rc, DG-rc (store:false), DG-st-rc
- *   (store:true).
+ *   (store:true);
+ * - clients that resend everything (issue #18), through Deltagate: DG-sl-http (stateless HTTP, no
+ *   session, store:true as the SDKs default), DG-sl-ws (one socket, the whole history each turn,
+ *   no `previous_response_id`), DG-cx-rc (Codex-like: drops every K turns and resends the whole
+ *   history on the new socket, as Codex does).
  * Each Deltagate scenario names its direct counterpart (`versus`), the loop it replaces, for the
  * per-turn added latency. Scenarios do not know the network profile: `ScenarioTargets` carries
  * the URLs the client uses (direct, or a link proxy's) and the Deltagate model routed to the
@@ -40,6 +44,9 @@ export const SCENARIO_IDS = [
   "E-rc",
   "DG-rc",
   "DG-st-rc",
+  "DG-sl-http",
+  "DG-sl-ws",
+  "DG-cx-rc",
 ] as const;
 /** One of `SCENARIO_IDS`. */
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
@@ -102,11 +109,14 @@ function wsUrl(baseUrl: string): string {
   return `${baseUrl.replace(/^http/, "ws")}/responses`;
 }
 
-/** The headers every request of a loop carries (a stable session id, as Codex sends). */
-function loopHeaders(params: ScenarioRunParams, apiKey: string): Record<string, string> {
+/**
+ * The headers every request of a loop carries (a stable session id, as Codex sends; none for a
+ * stateless client, which Deltagate routes by its conversation's affinity key).
+ */
+function loopHeaders(params: ScenarioRunParams, apiKey: string, session = true): Record<string, string> {
   return {
     authorization: `Bearer ${apiKey}`,
-    "session-id": params.nonce,
+    ...(session ? { "session-id": params.nonce } : {}),
     ...(params.askTiming ? { [TIMING_OPT_IN_HEADER]: "true" } : {}),
   };
 }
@@ -115,10 +125,20 @@ function traffic(recorder: Recorder): UpstreamTraffic {
   const records = recorder.list();
   const transports: Record<string, number> = {};
   for (const record of records) transports[record.transport] = (transports[record.transport] ?? 0) + 1;
-  return { requests: records.length, bytes: records.reduce((sum, r) => sum + r.bytes, 0), transports };
+  const perRequest = records
+    .filter((r) => (r.body as { generate?: unknown } | null)?.generate !== false)
+    .map((r) => r.bytes);
+  return {
+    requests: records.length,
+    bytes: records.reduce((sum, r) => sum + r.bytes, 0),
+    transports,
+    perRequest,
+  };
 }
 
-type HttpKind = { kind: "responses"; style: "full-history" | "chained" } | { kind: "chat" };
+type HttpKind =
+  | { kind: "responses"; style: "full-history" | "chained"; store?: boolean; session?: boolean }
+  | { kind: "chat" };
 
 /** Runs an HTTP loop (SDK over a per-loop connection) and attributes the recorder's traffic to it. */
 async function httpLoop(
@@ -128,7 +148,8 @@ async function httpLoop(
 ): Promise<ScenarioLoop> {
   params.targets.recorder.clear();
   const loopFetch = createLoopFetch();
-  const { authorization: _auth, ...headers } = loopHeaders(params, target.apiKey);
+  const session = kind.kind === "chat" || kind.session !== false;
+  const { authorization: _auth, ...headers } = loopHeaders(params, target.apiKey, session);
   const transport: TurnTransport =
     kind.kind === "chat"
       ? chatTransport({
@@ -140,6 +161,7 @@ async function httpLoop(
       : httpTransport({
           ...target,
           style: kind.style,
+          ...(kind.store !== undefined ? { store: kind.store } : {}),
           promptCacheKey: params.nonce,
           headers,
           loopFetch,
@@ -167,7 +189,7 @@ async function httpLoop(
 async function wsLoop(
   params: ScenarioRunParams,
   target: { baseURL: string; apiKey: string; model: string },
-  behaviour: { store: boolean; drops: boolean; resume: "full" | "chain-or-full" },
+  behaviour: { store: boolean; drops: boolean; resume: "full" | "chain-or-full"; chain?: boolean },
 ): Promise<ScenarioLoop> {
   params.targets.recorder.clear();
   const started = performance.now();
@@ -187,6 +209,7 @@ async function wsLoop(
     promptCacheKey: params.nonce,
     dropEvery: behaviour.drops ? params.reconnectEvery : 0,
     resume: behaviour.resume,
+    chain: behaviour.chain ?? true,
     turnTimeoutMs: params.turnTimeoutMs,
     connectTimeoutMs: params.connectTimeoutMs,
   });
@@ -318,6 +341,39 @@ export const SCENARIOS: readonly Scenario[] = [
     versus: "E-rc",
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: true, drops: true, resume: "chain-or-full" }),
+  },
+  {
+    id: "DG-sl-http",
+    label: "DG-sl-http: stateless HTTP client (full history) → Deltagate",
+    description:
+      "As A, through Deltagate: POST /v1/responses (SSE) with the whole history every turn, no session header, no previous_response_id, store:true (the SDKs' default); Deltagate routes it by affinity, matches the resend and sends only the new items on its warm upstream WebSocket.",
+    versus: "A",
+    viaDeltagate: true,
+    run: (p) =>
+      httpLoop(p, gateway(p, "ws"), {
+        kind: "responses",
+        style: "full-history",
+        store: true,
+        session: false,
+      }),
+  },
+  {
+    id: "DG-sl-ws",
+    label: "DG-sl-ws: stateless WS client (full history) → Deltagate",
+    description:
+      "One WebSocket to Deltagate, store:false, the whole history every turn without previous_response_id (an SDK that does not chain); Deltagate matches each resend and sends only the new items upstream.",
+    versus: "A",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: false, resume: "full", chain: false }),
+  },
+  {
+    id: "DG-cx-rc",
+    label: "DG-cx-rc: Codex-like, socket dropped every K turns, full resend → Deltagate",
+    description:
+      "As E-rc through Deltagate (same session-id): after each drop the new socket re-sends the whole history without previous_response_id, as Codex does; Deltagate matches it to the chain it holds and sends only the new items upstream.",
+    versus: "E-rc",
+    viaDeltagate: true,
+    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "full" }),
   },
 ];
 

@@ -156,6 +156,29 @@ export function loadTable(steps: LoadStep[]): string {
   ].join("\n");
 }
 
+/** Resending clients (issue #18): the loop, what reaches the upstream per turn, objects per loop. */
+export function resendTable(profile: ProfileResult): string {
+  const ids = ["A", "DG-sl-http", "DG-sl-ws", "E", "E-rc", "DG-cx-rc"];
+  const shown = profile.scenarios.filter((r) => ids.includes(r.id) && ok(r));
+  if (!shown.some((r) => r.id.startsWith("DG-"))) return "";
+  const a = profile.scenarios.find((r) => r.id === "A" && ok(r));
+  const rows = shown.map((r) => {
+    const after = r.upstreamBytesAfterFirstTurn ?? null;
+    const share =
+      after !== null && a?.upstreamBytesAfterFirstTurn ? after / a.upstreamBytesAfterFirstTurn : null;
+    const rc = r.afterReconnect
+      ? `${bytes(r.afterReconnect.upstreamBytes)} (${((r.afterReconnect.upstreamBytes / r.afterReconnect.clientBytes) * 100).toFixed(1)}%)`
+      : "—";
+    const versus = r.versus ? `${ratio(r.vsDirect)} of ${r.versus}` : "—";
+    return `| ${r.label} | ${ms(r.loopMs)} | ${ratio(r.vsA)} | ${versus} | ${bytes(after)} | ${share === null ? "—" : `${(share * 100).toFixed(1)}%`} | ${r.objectsPerLoop ?? "—"} | ${rc} |`;
+  });
+  return [
+    "| Scenario | Loop (ms) | vs A | vs direct | Upstream B/turn from turn 2 | vs A's | Durable Objects per loop | Upstream B after a reconnect (% of the client's full resend) |",
+    "|---|--:|--:|--:|--:|--:|--:|--:|",
+    ...rows,
+  ].join("\n");
+}
+
 /** The issue #8 targets as measured. */
 export function targetsTable(targets: TargetCheck[]): string {
   return [
@@ -178,6 +201,7 @@ export function renderMarkdown(results: ResultsFile): string {
       timeTable(p),
       "",
       bytesTable(p),
+      ...(resendTable(p) ? ["", "Clients that resend everything (issue #18):", "", resendTable(p)] : []),
       ...(hops ? ["", "Shaped hops (TCP payload through each link proxy):", "", hops] : []),
       "",
       ...(stages
@@ -198,7 +222,7 @@ export function renderMarkdown(results: ResultsFile): string {
     "",
     summaryTable(results.profiles),
     "",
-    "Targets of issue #8 as measured in this run:",
+    "Targets of issues #8 and #18 as measured in this run:",
     "",
     targetsTable(results.targets),
     "",

@@ -39,6 +39,8 @@ export interface WsTransportOptions {
   /** Drop the socket after every this-many turns (0 = never). */
   dropEvery: number;
   resume: "full" | "chain-or-full";
+  /** False: every turn sends the whole history without `previous_response_id` (default true). */
+  chain?: boolean;
   turnTimeoutMs: number;
   connectTimeoutMs: number;
 }
@@ -179,7 +181,7 @@ export function wsTransport(options: WsTransportOptions): WsTransport {
         ttftMs ??= performance.now() - started;
       };
       const full = [...history, ...newItems];
-      const chain = !(reconnected && options.resume === "full");
+      const chain = options.chain !== false && !(reconnected && options.resume === "full");
       let text = chain ? frame(newItems, true) : frame(full, false);
       let clientBytes = Buffer.byteLength(text, "utf8");
       let result = await exchange(client, text, started, onFirstOutput);
@@ -209,6 +211,7 @@ export function wsTransport(options: WsTransportOptions): WsTransport {
         reconnected,
         fallback,
         timing: null,
+        responseId: response.id,
       };
       timingWaiters.set(response.id, sample);
       if (options.dropEvery > 0 && turn % options.dropEvery === 0 && !last) {

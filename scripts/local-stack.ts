@@ -271,6 +271,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
     MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",
+    // The simulator speaks WebSocket mode, so turns go delta-only over a warm socket, as with
+    // OpenAI (the Worker's own default for api.openai.com); a real upstream gets the Worker's
+    // default for its base URL (src/config/config.ts `defaultUpstreamApi`).
+    ...(options.upstreamBaseUrl ? {} : { UPSTREAM_API: "responses-ws" }),
     COMPACTION_KEY: LOCAL_COMPACTION_KEY,
     ...options.vars,
   };

@@ -12,6 +12,7 @@ import {
   ROUTE_DEFAULTS,
   type RouteDefaults,
   UPSTREAM_APIS,
+  type UpstreamApi,
   type UpstreamRoute,
 } from "../upstream/routes.ts";
 import type { Env } from "./env.ts";
@@ -202,6 +203,17 @@ function routeDefaults(env: Env): RouteDefaults {
   };
 }
 
+/**
+ * The wire API of the default route when `UPSTREAM_API` is unset: Responses WebSocket mode for
+ * OpenAI's own endpoint, which speaks it (delta-only turns over a warm socket,
+ * https://developers.openai.com/api/docs/guides/websocket-mode), else Responses over HTTP/SSE,
+ * which every OpenAI-compatible server speaks. `npm start` sets `responses-ws` for the embedded
+ * simulator (scripts/local-stack.ts).
+ */
+export function defaultUpstreamApi(baseUrl: string): UpstreamApi {
+  return new URL(baseUrl).hostname === "api.openai.com" ? "responses-ws" : "responses-http";
+}
+
 const cache = new WeakMap<Env, Config>();
 
 /**
@@ -221,7 +233,7 @@ export function parseConfig(env: Env): Config {
     .positive()
     .parse(env.WS_MAX_CONNECTION_MS ?? DEFAULT_MAX_CONNECTION_MS);
   const upstream = { baseUrl, apiKey: env.UPSTREAM_API_KEY ? env.UPSTREAM_API_KEY : null };
-  const api = z.enum(UPSTREAM_APIS).parse(env.UPSTREAM_API ?? "responses-http");
+  const api = z.enum(UPSTREAM_APIS).parse(env.UPSTREAM_API ?? defaultUpstreamApi(baseUrl));
   const secret = (name: string) => {
     const value = env[name];
     return typeof value === "string" ? value : undefined;

@@ -23,7 +23,10 @@ export interface Env {
   MODELS?: string;
   /** JSON routing table (see src/upstream/routes.ts); overrides the three UPSTREAM_* defaults. */
   UPSTREAMS?: string;
-  /** Wire API of the default route: `responses-http` (default), `responses-ws` or `chat-completions`. */
+  /**
+   * Wire API of the default route: `responses-ws`, `responses-http` or `chat-completions` (default:
+   * `responses-ws` for OpenAI's endpoint, `responses-http` for any other `UPSTREAM_BASE_URL`).
+   */
   UPSTREAM_API?: string;
   /** Idle time in ms after which a warm upstream WebSocket is closed so the session can hibernate (no client open). */
   UPSTREAM_IDLE_MS?: string;

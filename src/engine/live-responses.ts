@@ -155,6 +155,11 @@ export class LiveRegistry {
     this.live.delete(id);
   }
 
+  /** How many responses are running in this instance. */
+  get size(): number {
+    return this.live.size;
+  }
+
   /** The live response with this id, if it is running in this instance. */
   get(id: string): LiveResponse | undefined {
     return this.live.get(id);

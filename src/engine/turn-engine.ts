@@ -5,6 +5,11 @@
  *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
  *      store:true within retention; store:false its own socket, or another socket of the tenant
  *      within the grace window; imported from another session of the tenant when needed);
+ *   1b. `planChain` (transparent deltas, src/resend/): a request without `previous_response_id`
+ *      whose input begins with exactly a chain the session holds (same settings, visible to the
+ *      caller by the same rule) continues that chain with the rest of its input as its own; every
+ *      turn's chain hash is computed here (one pass over its own input), and reasoning items
+ *      resent without their encrypted content get it back;
  *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
  *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
  *      items that never finished, history-repair.ts; from the chain's latest compaction output
@@ -33,10 +38,14 @@ import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
-import type { CreateRequest } from "../protocol/create-request.ts";
+import { type CreateRequest, normalizeInput } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
 import { checkSettingSizes } from "../protocol/size-limits.ts";
+import { type ChainState, extendChain, resendKey } from "../resend/chain-hash.ts";
+import { itemFingerprint, settingsKey } from "../resend/fingerprint.ts";
+import { findResend, prefixChains } from "../resend/match.ts";
+import { restoreReasoning } from "../resend/reasoning-restore.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
@@ -101,6 +110,8 @@ export interface TurnEngineDeps {
    * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
    */
   finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void;
+  /** Transparent deltas on (src/resend/): a full resend continues the chain it matches. Default true. */
+  resends?: boolean;
 }
 
 /** What a turn ended with. */
@@ -121,6 +132,21 @@ interface Turn {
   input: StoredItem[];
   prepared: PreparedTurn;
   upstreamRequest: UpstreamRequest;
+  /** The request's settings key (src/resend/fingerprint.ts): with the chain, the resend key. */
+  settingsKey: string;
+}
+
+/** What `planChain` decided: the parent, the turn's own input, its chain hash through that input. */
+interface ChainPlan {
+  parent: ResponseRecord | null;
+  /** The turn's own input items (a matched resend: its tail), ids assigned. */
+  input: StoredItem[];
+  /** Leading items of a resend that matched the parent's chain (0: none). */
+  matched: number;
+  chain: ChainState | null;
+  settingsKey: string;
+  /** The input ended with a `compaction_trigger` (taken off, src/compaction/). */
+  trigger: boolean;
 }
 
 /** Runs turns against one session's store. */
@@ -149,11 +175,16 @@ export class TurnEngine {
   ): Promise<TurnResult> {
     rejectUnsupported(request);
     checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const parent = await this.resolveParent(request.previous_response_id ?? null, scope);
+    const named = await this.resolveParent(request.previous_response_id ?? null, scope);
+    const plan = this.planChain(request, named, scope);
+    timer.note({ chained: named !== null, resend_matched_items: plan.matched });
     timer.lap("state");
+    // A matched resend continues its chain as if it had named it (safety checks only the tail).
+    const effective =
+      plan.matched > 0 ? { ...request, previous_response_id: plan.parent?.id ?? null } : request;
     let failedId: string | null = null;
     try {
-      const turn = this.prepareContext(request, parent, scope, timer);
+      const turn = this.prepareContext(effective, plan, scope, timer);
       failedId = turn.record.id;
       timer.lap("render");
       const upstream = await this.deps.upstreamFor(turn.prepared);
@@ -162,11 +193,12 @@ export class TurnEngine {
       const result = await this.stream(turn, upstream, sink, signal, timer, scope);
       // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
       const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";
-      if (failed && !signal.aborted) evictAfterFailure(this.deps.store, parent, request, failedId);
+      // Only a parent the client named is evicted (a matched resend never named one).
+      if (failed && !signal.aborted) evictAfterFailure(this.deps.store, named, request, failedId);
       return result;
     } catch (error) {
       // A failed continuation evicts its store:false parent (failed-continuation.ts).
-      if (!signal.aborted) evictAfterFailure(this.deps.store, parent, request, failedId);
+      if (!signal.aborted) evictAfterFailure(this.deps.store, named, request, failedId);
       throw error;
     }
   }
@@ -209,18 +241,56 @@ export class TurnEngine {
   }
 
   /**
-   * Step 2: the input items, the full context (history + input) validated for tool pairing,
-   * and the response record.
-   * @throws {ApiError} 400 for an oversized item or a pairing violation.
+   * Step 1b (src/resend/): the turn's parent and own input. A request that names its parent keeps
+   * it; one that names none continues the chain its input begins with, if the session holds one
+   * the caller may continue with the same settings (its own input is then the rest). Computes the
+   * turn's chain hash through its input (a fingerprint per own input item; for a request without
+   * a parent, the rolling hash of every prefix, which the match needs anyway), and restores
+   * reasoning items resent without their encrypted content.
+   * @throws {ApiError} 400 `item_too_large` for an oversized item.
    */
-  private prepareContext(
-    request: CreateRequest,
-    parent: ResponseRecord | null,
-    scope: TurnScope,
-    timer: TurnTimer,
-  ): Turn {
+  private planChain(request: CreateRequest, named: ResponseRecord | null, scope: TurnScope): ChainPlan {
     // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/).
-    const { items: input, trigger } = splitTrigger(inputItems(request));
+    const { items: all, trigger } = splitTrigger(inputItems(request));
+    // The session's one visibility rule, through the one call the engine has for it.
+    const visible = (record: ResponseRecord | null) =>
+      record !== null && this.deps.mayContinue(record, scope);
+    const key = settingsKey(request, storedSettings(request));
+    let parent = named;
+    let matched = 0;
+    let chain: ChainState | null = null;
+    if (named) {
+      if (named.chain)
+        chain = { hash: extendChain(named.chain.hash, all), items: named.chain.items + all.length };
+    } else {
+      const chains = prefixChains(all.map(itemFingerprint));
+      chain = { hash: chains[all.length]!, items: all.length };
+      if (this.deps.resends !== false && all.length > 1) {
+        const lookup = {
+          store: this.deps.store,
+          history: (id: string) => this.deps.history(id),
+          visible,
+        };
+        const match = findResend(lookup, key, normalizeInput(request.input).slice(0, all.length), chains);
+        if (match) {
+          parent = match.parent;
+          matched = match.matched;
+        }
+      }
+    }
+    const input = restoreReasoning(matched > 0 ? all.slice(matched) : all, this.deps.store, (id) =>
+      visible(this.deps.store.get(id)),
+    );
+    return { parent, input, matched, chain, settingsKey: key, trigger };
+  }
+
+  /**
+   * Step 2: the full context (history + input) validated for tool pairing, and the response
+   * record.
+   * @throws {ApiError} 400 for a pairing violation.
+   */
+  private prepareContext(request: CreateRequest, plan: ChainPlan, scope: TurnScope, timer: TurnTimer): Turn {
+    const { parent, input, trigger } = plan;
     // Without what interrupted or deleted turns left (history-repair.ts), and from the chain's
     // latest compaction output on (it replaces what came before it: compaction-items.ts).
     const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
@@ -238,6 +308,8 @@ export class TurnEngine {
       incompleteDetails: null,
       createdAt: this.deps.now(),
       completedAt: null,
+      implicitParent: plan.matched > 0,
+      chain: plan.chain,
     };
     const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
@@ -249,6 +321,7 @@ export class TurnEngine {
     return {
       record,
       input,
+      settingsKey: plan.settingsKey,
       prepared: {
         responseId: record.id,
         request,
@@ -279,14 +352,14 @@ export class TurnEngine {
     emitter.emit("response.created", { response: responseObject(record, []) });
     emitter.emit("response.in_progress", { response: responseObject(record, []) });
     if (!record.store) this.createRecord(turn); // after its events: see `stream`
-    const outcome: ResponseOutcome = {
+    const outcome = withChain(turn, {
       status: "completed",
       output: [],
       usage: ZERO_USAGE,
       error: null,
       incompleteDetails: null,
       completedAt: this.deps.now(),
-    };
+    });
     emitter.complete(outcome);
     this.deps.finished?.(scope, record, outcome);
     this.deps.live.end(record.id);
@@ -328,8 +401,9 @@ export class TurnEngine {
         this.deps.now,
         (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
-      if (result) timer.measure("commit", () => emitter.complete(result.outcome));
-      this.deps.finished?.(scope, record, result?.outcome ?? null);
+      const outcome = result ? withChain(turn, result.outcome) : null;
+      if (outcome) timer.measure("commit", () => emitter.complete(outcome));
+      this.deps.finished?.(scope, record, outcome);
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {
@@ -346,6 +420,18 @@ export class TurnEngine {
       turn.prepared.context.input.map((c) => c.tokens),
     );
   }
+}
+
+/**
+ * `outcome` with the response's chain hash through its output and, when it completed, its resend
+ * key (src/resend/chain-hash.ts): a later full resend of this conversation finds it by that key.
+ */
+function withChain(turn: Turn, outcome: ResponseOutcome): ResponseOutcome {
+  const start = turn.record.chain;
+  if (!start) return outcome;
+  const hash = extendChain(start.hash, outcome.output);
+  const key = outcome.status === "completed" ? resendKey(turn.settingsKey, hash) : null;
+  return { ...outcome, chain: { hash, items: start.items + outcome.output.length, resendKey: key } };
 }
 
 /** Rejects request features Deltagate does not serve. */

@@ -9,12 +9,20 @@
  * - `generation`: from the first event to the last one the turn read (wall time);
  * - `relay`: Deltagate's own time per upstream event (the outer stages, re-keying, emitting and
  *   sending it), summed: the time between handing an event on and being asked for the next.
+ * It also records what went upstream (`upstream_input_items`, `upstream_request_bytes`: the
+ * adapter's `onSent`) on the timer's facts.
  * Invariant: it changes nothing it forwards (request, events, errors) except adding the request's
- * `onConnected` listener.
+ * `onConnected` and `onSent` listeners.
  */
 import { TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import { decorateUpstream } from "../upstream/decorate.ts";
-import type { Upstream, UpstreamEvent, UpstreamRequest, UpstreamStream } from "../upstream/upstream.ts";
+import type {
+  Upstream,
+  UpstreamEvent,
+  UpstreamRequest,
+  UpstreamSent,
+  UpstreamStream,
+} from "../upstream/upstream.ts";
 import type { TurnStage } from "./stage.ts";
 import type { TurnTimer } from "./turn-timer.ts";
 
@@ -33,7 +41,11 @@ function timed(inner: Upstream, timer: TurnTimer): Upstream {
         connectedAt = timer.clock();
         request.onConnected?.();
       };
-      const stream = await inner.open({ ...request, onConnected }, signal);
+      const onSent = (sent: UpstreamSent) => {
+        timer.note({ upstream_input_items: sent.items, upstream_request_bytes: sent.bytes });
+        request.onSent?.(sent);
+      };
+      const stream = await inner.open({ ...request, onConnected, onSent }, signal);
       const firstAt = timer.clock();
       const connected = connectedAt ?? openedAt;
       if (connectedAt !== null) timer.add("upstream_connect", connectedAt - openedAt);

@@ -11,6 +11,8 @@
  * Caveat: in production Workers the clock advances only across I/O
  * (https://developers.cloudflare.com/workers/reference/security-model/#step-1-disallow-timers-and-multi-threading),
  * so purely CPU-bound stages (parse, render, commit) read 0 there; locally (workerd) they are real.
+ * Besides times, a turn carries what it was (issue #18.4, `TurnFacts`): whether the client chained,
+ * whether a resend matched a chain (and how many of its items), and what went upstream.
  * Invariant: times only grow; a stage never measured is absent (not 0).
  */
 
@@ -35,6 +37,21 @@ const EDGE: readonly TimingStage[] = ["parse", "queue", "state", "render", "stag
 /** A turn's report: each measured stage, `edge` and `total`, in ms (0.01 ms resolution). */
 export type TimingReport = Partial<Record<TimingStage | "edge" | "total", number>>;
 
+/** What a turn was, besides its times (reported with them, src/session/turn-timing.ts). */
+export interface TurnFacts {
+  /** The client named a `previous_response_id`. */
+  chained?: boolean;
+  /**
+   * Leading input items of a full resend that matched a chain the session holds (src/resend/):
+   * the turn continued that chain with the rest. 0 when nothing matched.
+   */
+  resend_matched_items?: number;
+  /** Input items of the last request sent upstream (a delta counts only its new items). */
+  upstream_input_items?: number;
+  /** UTF-8 bytes of the last request body or frame sent upstream. */
+  upstream_request_bytes?: number;
+}
+
 /** The stopwatch of one turn. */
 export class TurnTimer {
   private readonly now: () => number;
@@ -42,6 +59,7 @@ export class TurnTimer {
   private lapAt: number;
   private endedAt: number | null = null;
   private readonly times = new Map<TimingStage, number>();
+  private readonly known: TurnFacts = {};
 
   /**
    * @param now monotonic clock in ms (default `performance.now`).
@@ -85,6 +103,16 @@ export class TurnTimer {
       this.add(stage, this.now() - at);
       this.lapAt = this.now();
     }
+  }
+
+  /** Records facts about the turn (later values win). */
+  note(facts: TurnFacts): void {
+    Object.assign(this.known, facts);
+  }
+
+  /** The facts recorded so far. */
+  facts(): TurnFacts {
+    return { ...this.known };
   }
 
   /** Marks the end of the turn (`total` stops here); later calls change nothing. */

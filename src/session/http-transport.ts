@@ -26,9 +26,9 @@ import { ApiError, internalError, invalidRequest, responseNotFound } from "../pr
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import type { SecretTurnBinding } from "./internal-headers.ts";
+import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
-import { logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
+import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 /** Collaborators of the HTTP transport. */
@@ -53,6 +53,11 @@ export interface CreateOptions {
   timing?: TimingOptIn;
   /** Ms the Worker spent reading, decompressing, parsing and validating the body. */
   parseMs?: number;
+  /**
+   * The Worker chose this session by the request's affinity key (src/worker/affinity.ts): past
+   * `AFFINITY_MAX_RUNNING` running responses the session declines it (the Worker goes elsewhere).
+   */
+  affinity?: boolean;
   /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
   binding?: SecretTurnBinding;
   /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
@@ -79,6 +84,12 @@ export interface InputItemsPage {
 
 const NEVER_ABORTED = new AbortController().signal;
 
+/**
+ * Responses running in one session beyond which it declines an affinity-routed request (the bound
+ * on one hot affinity key, src/worker/affinity.ts).
+ */
+export const AFFINITY_MAX_RUNNING = 32;
+
 /** HTTP handlers of one session Durable Object (the tenant is checked before any is called). */
 export class HttpTransport {
   private readonly deps: HttpTransportDeps;
@@ -89,6 +100,9 @@ export class HttpTransport {
 
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
+    if (options.affinity && this.deps.live.size >= AFFINITY_MAX_RUNNING) {
+      return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
+    }
     const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
     if (exhausted) throw exhausted;
     // store:false over HTTP lives only for this request: a scope nobody else can name.
@@ -156,6 +170,7 @@ export class HttpTransport {
       store: request.store ?? true,
       error: refused,
       stages: timer.stages(),
+      facts: timer.facts(),
     });
   }
 
@@ -190,8 +205,7 @@ export class HttpTransport {
       run.then(
         ({ responseId }) => {
           this.log(request, timer, responseId, null);
-          if (timed)
-            sse.trailer({ type: "deltagate.timing", response_id: responseId, stages: timer.stages() });
+          if (timed) sse.trailer(deltagateTiming(responseId, timer.stages(), timer.facts()));
         },
         (error: unknown) => {
           this.log(request, timer, null, error);

@@ -2,17 +2,20 @@
  * How a turn's per-stage timing (src/pipeline/turn-timer.ts) reaches the outside. Owns the
  * opt-in and the three renderings:
  * - WebSocket: after each turn's terminal event, `{"type":"deltagate.timing","response_id",
- *   "stages":{…ms}}` on sockets opened with `x-deltagate-timing: 1` (or `?timing=1`), and
+ *   "stages":{…ms},"turn":{…facts}}` on sockets opened with `x-deltagate-timing: 1` (or `?timing=1`), and
  *   OpenAI's `{"type":"responsesapi.websocket_timing","timing_metrics":{…}}` on sockets opened
  *   with `x-responsesapi-include-timing-metrics: true` (the header and event Codex uses; field
  *   names as Codex reads them, openai/codex codex-rs/otel/src/events/session_telemetry.rs);
  * - HTTP (`POST /v1/responses` with either header): `Server-Timing` (and, for a stream, the
  *   stages known when its headers leave, then a `deltagate.timing` event after the terminal one);
  * - logs: one JSON line per turn (`console.log`, content-free), unless `TURN_LOG=0`.
+ * The turn's facts (`TurnFacts`, issue #18.4: whether the client chained, how many items of a
+ * full resend matched a held chain, what went upstream) go with the stages in the event, the SSE
+ * trailer and the log line.
  * Invariant: nothing is sent to a client that did not ask; nothing a client sent is logged.
  * Source: https://www.w3.org/TR/server-timing/
  */
-import type { TimingReport } from "../pipeline/turn-timer.ts";
+import type { TimingReport, TurnFacts } from "../pipeline/turn-timer.ts";
 
 /** Which timing renderings a client asked for. */
 export interface TimingOptIn {
@@ -50,10 +53,11 @@ export function timingFrames(
   responseId: string,
   stages: TimingReport,
   streamId: string | null | undefined,
+  facts: TurnFacts = {},
 ): Array<Record<string, unknown>> {
   const lane = streamId ? { stream_id: streamId } : {};
   const frames: Array<Record<string, unknown>> = [];
-  if (optIn.deltagate) frames.push({ type: "deltagate.timing", response_id: responseId, stages, ...lane });
+  if (optIn.deltagate) frames.push(deltagateTiming(responseId, stages, facts, lane));
   if (optIn.openai) {
     frames.push({ type: "responsesapi.websocket_timing", timing_metrics: openAiMetrics(stages), ...lane });
   }
@@ -75,6 +79,16 @@ function openAiMetrics(stages: TimingReport): Record<string, number> {
   };
 }
 
+/** Deltagate's timing event of a turn (WebSocket frame, SSE trailer). */
+export function deltagateTiming(
+  responseId: string,
+  stages: TimingReport,
+  facts: TurnFacts,
+  extra: Record<string, unknown> = {},
+): { type: string } & Record<string, unknown> {
+  return { type: "deltagate.timing", response_id: responseId, stages, turn: facts, ...extra };
+}
+
 /** A `Server-Timing` header value (https://www.w3.org/TR/server-timing/): `name;dur=ms`, comma-separated. */
 export function serverTiming(stages: TimingReport): string {
   return Object.entries(stages)
@@ -91,6 +105,8 @@ export interface TurnLog {
   /** The request-level error code when the turn was refused, else null. */
   error: string | null;
   stages: TimingReport;
+  /** What the turn was (TurnFacts): chained, resend matched, what went upstream. */
+  facts?: TurnFacts;
 }
 
 /** Writes one JSON line for a turn (Workers Logs / `wrangler tail` collect `console.log`). */
@@ -103,6 +119,10 @@ export function logTurn(entry: TurnLog): void {
       model: entry.model,
       store: entry.store,
       error: entry.error,
+      chained: entry.facts?.chained ?? false,
+      resend_matched_items: entry.facts?.resend_matched_items ?? 0,
+      upstream_input_items: entry.facts?.upstream_input_items ?? null,
+      upstream_request_bytes: entry.facts?.upstream_request_bytes ?? null,
       stages: entry.stages,
     }),
   );

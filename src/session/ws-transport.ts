@@ -317,7 +317,7 @@ export class WebSocketTransport {
     conn.lastDoneAt = timer.clock();
     const optIn = attachmentOf(conn.ws)?.timing ?? conn.attachment.timing;
     if (optIn && responseId && !conn.closed.signal.aborted) {
-      for (const frame of timingFrames(optIn, responseId, stages, request.stream_id))
+      for (const frame of timingFrames(optIn, responseId, stages, request.stream_id, timer.facts()))
         sendFrame(conn.ws, frame);
     }
     if (this.turnLog) {
@@ -328,6 +328,7 @@ export class WebSocketTransport {
         store: request.store ?? true,
         error,
         stages,
+        facts: timer.facts(),
       });
     }
   }

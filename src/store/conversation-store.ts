@@ -7,6 +7,10 @@
  * - `store:false` responses carry the owning connection id and are deleted when it closes, or
  *   when the grace window after its close ends (released-scopes.ts);
  * - cursors are read fully before any `await` (SQLite cursors lose isolation across awaits).
+ * - a response's `chain` (src/resend/chain-hash.ts) is the hash of its history as written: through
+ *   its input while it runs, through its output once finished; only a completed response has a
+ *   resend key. A history later shortened by a deleted ancestor keeps the old hash: the matcher
+ *   compares the stored item count with the history it reads (src/resend/match.ts).
  * - an item's JSON or a response's settings too long for one row is stored in pieces
  *   (large-values.ts), written in the same transaction as its row;
  * - every deletion of a response goes through the one deletion (response-deletion.ts: items,
@@ -23,6 +27,15 @@ import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values
 import { migrate } from "./migrations.ts";
 import { ReleasedScopes } from "./released-scopes.ts";
 import { ResponseDeletion, type ResponseDependent } from "./response-deletion.ts";
+
+/**
+ * A chain's state as stored with a response (transparent deltas, src/resend/chain-hash.ts): the
+ * rolling hash of its history's items and how many there are.
+ */
+export interface ChainState {
+  hash: string;
+  items: number;
+}
 
 /** Lifecycle status of a response (https://platform.openai.com/docs/api-reference/responses/object). */
 export type ResponseStatus = "queued" | "in_progress" | "completed" | "failed" | "incomplete" | "cancelled";
@@ -45,6 +58,14 @@ export interface ResponseRecord {
   completedAt: number | null;
   /** `response.moderation` results, when the request asked for them (src/safety/). */
   moderation?: Json | null;
+  /**
+   * True when the response continues `parentId` because its input matched that chain
+   * (transparent deltas, src/resend/), not because the client named it: its Response object says
+   * `previous_response_id: null`, as the client sent.
+   */
+  implicitParent?: boolean;
+  /** The rolling hash of its history (src/resend/chain-hash.ts), or null when not kept. */
+  chain?: ChainState | null;
 }
 
 interface ResponseRow extends Record<string, SqlStorageValue> {
@@ -62,6 +83,9 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   created_at: number;
   completed_at: number | null;
   moderation: string | null;
+  chain_hash: string | null;
+  chain_items: number | null;
+  implicit_parent: number;
 }
 
 const INPUT = 0;
@@ -87,6 +111,11 @@ function decode(row: ResponseRow, settings: string): ResponseRecord {
     createdAt: row.created_at,
     completedAt: row.completed_at,
     moderation: parseJson(row.moderation),
+    implicitParent: row.implicit_parent === 1,
+    chain:
+      row.chain_hash === null || row.chain_items === null
+        ? null
+        : { hash: row.chain_hash, items: row.chain_items },
   };
 }
 
@@ -100,6 +129,18 @@ export interface ResponseOutcome {
   completedAt: number;
   /** `response.moderation` results (src/safety/), when the request asked for them. */
   moderation?: Json | null;
+  /**
+   * The response's history hash through its output (src/resend/chain-hash.ts) and, for a completed
+   * response that may be continued by a resend, its resend key. Absent: neither is kept.
+   */
+  chain?: ChainState & { resendKey: string | null };
+}
+
+/** A response a resend may continue: its id and how many items its history held. */
+export interface ResendCandidate {
+  id: string;
+  resendKey: string;
+  chainItems: number;
 }
 
 /** The key of an item row: its response, input or output, and position. */
@@ -217,8 +258,8 @@ export class ConversationStore {
       );
       this.sql.exec(
         `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, settings_pieces,
-           usage, error, incomplete_details, created_at, completed_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           usage, error, incomplete_details, created_at, completed_at, chain_hash, chain_items, implicit_parent)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         record.id,
         record.parentId,
         record.connId,
@@ -232,6 +273,9 @@ export class ConversationStore {
         record.incompleteDetails === null ? null : JSON.stringify(record.incompleteDetails),
         record.createdAt,
         record.completedAt,
+        record.chain?.hash ?? null,
+        record.chain?.items ?? null,
+        record.implicitParent ? 1 : 0,
       );
       this.insertItems(record.id, INPUT, input, tokens);
     });
@@ -250,13 +294,16 @@ export class ConversationStore {
       // The update first: it also tells whether the response still exists (no extra read).
       const updated = this.sql.exec(
         `UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ?,
-           moderation = ? WHERE id = ?`,
+           moderation = ?, chain_hash = ?, chain_items = ?, resend_key = ? WHERE id = ?`,
         outcome.status,
         outcome.usage === null ? null : JSON.stringify(outcome.usage),
         outcome.error === null ? null : JSON.stringify(outcome.error),
         outcome.incompleteDetails === null ? null : JSON.stringify(outcome.incompleteDetails),
         outcome.completedAt,
         outcome.moderation ? JSON.stringify(outcome.moderation) : null,
+        outcome.chain?.hash ?? null,
+        outcome.chain?.items ?? null,
+        outcome.chain?.resendKey ?? null,
         id,
       ).rowsWritten;
       if (updated === 0) return;
@@ -423,6 +470,43 @@ export class ConversationStore {
       .toArray()
       .map((row) => row.id);
     return this.deletion.delete(ids);
+  }
+
+  /**
+   * The responses whose resend key is one of `keys` (the keys of a request's input prefixes,
+   * src/resend/match.ts), longest history first, newest first among equals; at most `limit`.
+   * One indexed query whatever the number of keys (they travel as one JSON array).
+   */
+  resendCandidates(keys: readonly string[], limit = 4): ResendCandidate[] {
+    if (keys.length === 0) return [];
+    return this.sql
+      .exec<{ id: string; resend_key: string; chain_items: number }>(
+        `SELECT id, resend_key, chain_items FROM responses
+         WHERE resend_key IN (SELECT value FROM json_each(?))
+         ORDER BY chain_items DESC, created_at DESC LIMIT ?`,
+        JSON.stringify(keys),
+        limit,
+      )
+      .toArray()
+      .map((row) => ({ id: row.id, resendKey: row.resend_key, chainItems: row.chain_items }));
+  }
+
+  /**
+   * The reasoning items with this id the session returned (output rows), newest first, each with
+   * the id of the response that returned it, exactly as stored.
+   */
+  returnedReasoning(id: string): Array<{ item: StoredItem; responseId: string }> {
+    return this.sql
+      .exec<ItemRowData>(
+        `SELECT items.response_id, items.kind, items.position, items.data, items.pieces, items.tokens,
+           length(CAST(items.data AS BLOB)) AS bytes
+         FROM items JOIN responses ON responses.id = items.response_id
+         WHERE items.id = ? AND items.type = 'reasoning' AND items.kind = ${OUTPUT}
+         ORDER BY responses.created_at DESC LIMIT 4`,
+        id,
+      )
+      .toArray()
+      .map((row) => ({ item: this.decodeItem(row).item, responseId: row.response_id }));
   }
 
   /** The model of the session's latest response, or null before the first. */

@@ -12,6 +12,7 @@ import v4 from "../../migrations/0004_large_values.sql";
 import v5 from "../../migrations/0005_released_scopes.sql";
 import v6 from "../../migrations/0006_safety.sql";
 import v7 from "../../migrations/0007_responses_by_parent.sql";
+import v8 from "../../migrations/0008_resend_chains.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -28,6 +29,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 5, sql: v5 },
   { version: 6, sql: v6 },
   { version: 7, sql: v7 },
+  { version: 8, sql: v8 },
 ];
 
 /**

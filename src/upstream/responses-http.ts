@@ -8,6 +8,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses/create (streaming).
  */
 import { z } from "zod";
+import { utf8Length } from "../protocol/size-limits.ts";
 import { adjacentToolOutputs } from "../protocol/tool-calls.ts";
 import {
   addsEncryptedInclude,
@@ -129,6 +130,7 @@ export class ResponsesHttpUpstream implements Upstream {
       stream: true,
       store: stored,
     });
+    request.onSent?.({ items: items.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.options, "/responses", body, signal);
     request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
     let events = this.events(response.body, signal);

@@ -16,7 +16,7 @@
  * `upstream` for a Responses route to OpenAI or Azure OpenAI, the providers known to have them, else
  * `deltagate`; a Chat Completions route is always `deltagate`). Routes with the same `model` pattern as the first matching one
  * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
- * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default `responses-http`).
+ * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default: `responses-ws` for OpenAI's endpoint, else `responses-http`).
  * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
  */
 import { z } from "zod";

@@ -43,6 +43,18 @@ export interface UpstreamRequest {
    * first event; again on a retry. Per-stage timing (src/pipeline/timing-stage.ts) listens.
    */
   onConnected?: () => void;
+  /**
+   * Optional: called by the adapter each time it sends the request upstream (again on a retry or a
+   * full-context resend), with the input items it carried and the UTF-8 bytes of the body or
+   * frame. Per-turn reporting (src/pipeline/timing-stage.ts) listens.
+   */
+  onSent?: (sent: UpstreamSent) => void;
+}
+
+/** What one upstream send carried. */
+export interface UpstreamSent {
+  items: number;
+  bytes: number;
 }
 
 /** An opened upstream stream: its first event, then the rest. */

@@ -13,6 +13,9 @@
  * id — checked here from the id alone, with no storage read; its model and size bindings are
  * checked here for HTTP turns, and by the session Durable Object for WebSocket frames (the binding
  * travels in `BINDING_HEADER`), where its turns are also counted (`max_turns`).
+ * A new chain without a named session (and without a client secret) goes to its conversation's
+ * affinity session (affinity.ts: the session its resends share), else — that one busy — a fresh
+ * one.
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import type { Context } from "hono";
@@ -29,6 +32,7 @@ import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
 import { keepaliveWanted } from "../session/client-options.ts";
 import {
+  AFFINITY_BUSY_HEADER,
   BINDING_HEADER,
   SESSION_HEADER,
   type SecretTurnBinding,
@@ -38,9 +42,10 @@ import type { SessionDurableObject } from "../session/session-do.ts";
 import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
 import { responseOwner } from "../util/ids.ts";
+import { affinitySessionId } from "./affinity.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CREDENTIAL_QUERY_PARAMS, echoedProtocol, offeredProtocols } from "./auth.ts";
-import { namedSessionId, sessionIdOf } from "./session-id.ts";
+import { namedSessionId, newSessionId, sessionIdOf } from "./session-id.ts";
 
 export type { AppEnv } from "./app-env.ts";
 
@@ -236,8 +241,22 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
     if (!stub) throw previousResponseNotFound(previous);
     return stub.createResponse(tenant, request, options);
   }
-  const stub = c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionFor(c)));
-  return stub.createResponse(tenant, request, options);
+  // A client secret's session, else the named one.
+  const named = c.get("principal").secret ? sessionFor(c) : namedSessionId(c.req.raw);
+  if (named) return sessionStub(c, tenant, named).createResponse(tenant, request, options);
+  // A stateless conversation: the session its resends share (affinity.ts), unless that one is busy.
+  const affinity = { ...options, affinity: true };
+  const answer = await sessionStub(c, tenant, affinitySessionId(request)).createResponse(
+    tenant,
+    request,
+    affinity,
+  );
+  if (!answer.headers.has(AFFINITY_BUSY_HEADER)) return answer;
+  return sessionStub(c, tenant, newSessionId()).createResponse(tenant, request, options);
+}
+
+function sessionStub(c: Context<AppEnv>, tenant: string, sessionId: string): SessionStub {
+  return c.env.SESSIONS.getByName(sessionObjectName(tenant, sessionId));
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Session selection for WebSocket upgrades and new HTTP chains: the `session_id` / `session-id` /
  * `x-session-id` header (Codex sends `session-id`), else the `?session=` query parameter, else a
- * fresh random id. Owns the session id syntax.
+ * fresh random id (for `POST /v1/responses`: first the conversation's affinity session,
+ * affinity.ts). Owns the session id syntax.
  */
 import { invalidRequest } from "../protocol/errors.ts";
 import { randomToken } from "../util/ids.ts";

@@ -26,7 +26,8 @@ describe("npm run bench (tiny configuration)", () => {
       BENCH_WARMUP_TURNS: "2",
       BENCH_ROUNDS: "1",
       BENCH_PROFILES: "zero",
-      BENCH_SCENARIOS: "A,DG-ws",
+      BENCH_SCENARIOS: "A,DG-ws,DG-sl-http,DG-cx-rc",
+      BENCH_RECONNECT_EVERY: "1",
       BENCH_LOAD_SESSIONS: "5",
       BENCH_LOAD_TURNS: "2",
       BENCH_RESULTS_DIR: resultsDir,
@@ -35,7 +36,7 @@ describe("npm run bench (tiny configuration)", () => {
     const run = await runProcess(process.execPath, [join(REPO_ROOT, "bench/run.ts")], {
       cwd: REPO_ROOT,
       env,
-      timeoutMs: 110_000,
+      timeoutMs: 170_000,
     });
     const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
     expect(run.timedOut, diagnostics).toBe(false);
@@ -48,8 +49,20 @@ describe("npm run bench (tiny configuration)", () => {
     expect(profile?.scenarios.map((s) => [s.id, s.status, s.loops])).toEqual([
       ["A", "ok", 1],
       ["DG-ws", "ok", 1],
+      ["DG-sl-http", "ok", 1],
+      ["DG-cx-rc", "ok", 1],
     ]);
-    for (const scenario of profile?.scenarios ?? []) {
+    // Issue #18: the stateless client reaches one object, whose upstream requests after the first
+    // turn carry only the new items; the Codex-like client's resend after its reconnect too.
+    const [, , stateless, codexLike] = profile?.scenarios ?? [];
+    const aAfterFirst = profile?.scenarios[0]?.upstreamBytesAfterFirstTurn ?? 0;
+    expect(stateless?.objectsPerLoop).toBe(1);
+    expect(stateless?.upstreamBytesAfterFirstTurn).toBeLessThan(aAfterFirst * 0.5);
+    expect(codexLike?.afterReconnect?.upstreamBytes).toBeLessThan(
+      (codexLike?.afterReconnect?.clientBytes ?? 0) * 0.5,
+    );
+    expect(codexLike?.rounds[0]?.sample.turns.map((t) => t.reconnected)).toEqual([false, true]);
+    for (const scenario of (profile?.scenarios ?? []).slice(0, 2)) {
       const turns = scenario.rounds[0]?.sample.turns ?? [];
       expect(turns).toHaveLength(2);
       for (const t of turns) {
@@ -85,10 +98,11 @@ describe("npm run bench (tiny configuration)", () => {
 
     const md = readFileSync(join(resultsDir, "latest.md"), "utf8");
     expect(md).toContain("## Profile zero");
-    expect(md).toContain("Targets of issue #8");
+    expect(md).toContain("Targets of issues #8 and #18");
+    expect(md).toContain("Clients that resend everything (issue #18)");
     const svg = readFileSync(join(resultsDir, "latest.svg"), "utf8");
     expect(svg.startsWith("<svg ")).toBe(true);
     expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
     expect(readFileSync(join(REPO_ROOT, "README.md"), "utf8")).toBe(readmeBefore);
-  });
+  }, 200_000);
 });

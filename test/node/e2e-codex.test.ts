@@ -6,7 +6,9 @@
  * Proven here: the shell tool really ran (proof.txt), Codex stayed on the WebSocket (no
  * "Falling back from WebSockets" item, a single upgrade, no `POST /v1/responses` at all — so the
  * test stays meaningful once Deltagate serves HTTP too), Codex chained every turn with
- * `previous_response_id` and only new items, and upstream each turn carried the full context.
+ * `previous_response_id` and only new items, and so did Deltagate upstream (the stack's default
+ * route is WebSocket mode, issue #18): each turn is its new items on top of the upstream's previous
+ * response, whose context carries the whole conversation.
  * Each turn's upstream stays silent for a while first (`delay_ms`, a long prefill) while the stack
  * sends keepalives every 300 ms: Codex takes the `keepalive` frames in stride.
  */
@@ -88,8 +90,10 @@ describe("codex exec against wrangler dev", () => {
     expect(toolTurnInput).toHaveLength(1);
     expect(toolTurnInput[0]).toMatchObject({ type: "function_call_output", call_id: call?.call_id });
 
-    // Upstream side: the two generating turns, each with the whole context so far —
-    // warm-up input + turn-1 input, then that + the function_call + the function_call_output.
+    // Upstream side: the two generating turns over the upstream WebSocket, each with only its new
+    // items (turn 1 on top of the pre-warmed warm-up, turn 2 the function_call_output), resolving
+    // the whole context so far — warm-up input + turn-1 input, then that + the function_call +
+    // the function_call_output.
     const upstream = e2e.stack
       .simulator!.recorder.list()
       .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
@@ -99,6 +103,8 @@ describe("codex exec against wrangler dev", () => {
     const turnOneItems = (creates[1]!.input as Json[]).length;
     expect(upstream[0]?.contextItemCount).toBe(warmupItems + turnOneItems);
     expect(upstream[1]?.contextItemCount).toBe(warmupItems + turnOneItems + 2);
+    expect(upstream.map((r) => r.transport)).toEqual(["ws", "ws"]);
+    expect(upstream.map((r) => r.inputItemCount)).toEqual([turnOneItems, 1]);
     expect(upstream[0]?.rawText).toContain(proof);
     expect(upstream[1]?.rawText).toContain(String(call?.call_id));
   });

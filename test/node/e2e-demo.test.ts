@@ -3,8 +3,10 @@
  * `ResponsesWS`) against the local stack `npm start` runs (`wrangler dev` + the reference
  * simulator, random ports, own temp persistence). A recording proxy between the demo and
  * Deltagate shows what the client sent; the simulator's recorder shows what Deltagate sent
- * upstream. The claim under test (issue #2): over one WebSocket the client sends only the new
- * items each turn, while every upstream request carries the full, growing context.
+ * upstream. The claim under test (issues #2, #18): over one WebSocket the client sends only the
+ * new items each turn, and so does Deltagate upstream: the stack's default route is WebSocket mode
+ * (the simulator speaks it), so each turn after the first is the new item on top of the
+ * upstream's own previous response, whose context keeps growing.
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -26,7 +28,7 @@ function objectOf(frame: ProxiedFrame): Json {
 }
 
 describe("npm run demo against wrangler dev", () => {
-  it("runs 20 chained turns on one WebSocket: the client sends only new items, upstream gets the full context", async () => {
+  it("runs 20 chained turns on one WebSocket: the client and Deltagate send only new items, the context grows", async () => {
     const tag = `[demo-e2e:${randomUUID()}]`;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
@@ -85,8 +87,10 @@ describe("npm run demo against wrangler dev", () => {
       sentCallIds.push(String(call?.call_id));
     }
 
-    // Upstream side: one request per turn, each with the whole context so far: the prompt, then
-    // one function_call + function_call_output pair per earlier turn (1, 3, 5, … 39 items).
+    // Upstream side: one WebSocket-mode request per turn, the first with the prompt, every later
+    // one only the new function_call_output on top of the upstream's previous response; the
+    // context the upstream resolves grows by one function_call + function_call_output pair per
+    // turn (1, 3, 5, … 39 items).
     const upstream = e2e.stack
       .simulator!.recorder.list()
       .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
@@ -96,6 +100,9 @@ describe("npm run demo against wrangler dev", () => {
     expect(upstream.map((r) => r.contextItemCount)).toEqual(
       Array.from({ length: TURNS }, (_, n) => 1 + 2 * n),
     );
+    expect(upstream.every((r) => r.transport === "ws")).toBe(true);
+    expect(upstream.map((r) => r.inputItemCount)).toEqual(Array(TURNS).fill(1));
+    expect(upstream.slice(1).every((r) => r.previousResponseId !== null)).toBe(true);
     // Each request carries its turn's new item (the client's function_call_output).
     sentCallIds.forEach((callId, index) => {
       expect(upstream[index + 1]?.rawText).toContain(callId);

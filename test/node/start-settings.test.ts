@@ -1,6 +1,6 @@
 /**
  * `npm start` passes the README's configuration settings on to the Worker (issue #7): started as a
- * user starts it, with `UPSTREAM_API=responses-ws`, or with an `UPSTREAMS` routing table (and the
+ * user starts it, with `UPSTREAM_API=responses-http` (the simulator's default is `responses-ws`), or with an `UPSTREAMS` routing table (and the
  * secret its `api_key_var` names, and `MODELS`), its turns reach the simulator the way the
  * settings say; and its banner prints the demo command for the port it runs on.
  */
@@ -34,13 +34,15 @@ async function upstreamRequests(stack: NpmStart, marker: string): Promise<Record
 }
 
 describe.concurrent("npm start forwards every setting to the Worker", () => {
-  it("UPSTREAM_API=responses-ws: turns go over the upstream WebSocket; the banner names the port", async () => {
-    const stack = await startNpmStart({ UPSTREAM_API: "responses-ws" });
+  // The simulator's default route is WebSocket mode (issue #18; e2e-demo shows it), so the
+  // setting is proven by switching to HTTP.
+  it("UPSTREAM_API=responses-http: turns go over upstream HTTP; the banner names the port", async () => {
+    const stack = await startNpmStart({ UPSTREAM_API: "responses-http" });
     try {
-      const marker = `[ws-setting:${randomUUID()}]`;
+      const marker = `[http-setting:${randomUUID()}]`;
       expect(await turn(stack, "deltagate-sim", `hello ${marker}`)).toBe("completed");
       const requests = await upstreamRequests(stack, marker);
-      expect(requests.map((r) => r.transport)).toEqual(["ws"]);
+      expect(requests.map((r) => r.transport)).toEqual(["http"]);
       expect(stack.output()).toContain(
         `Try it: DELTAGATE_URL=http://127.0.0.1:${stack.port}/v1 npm run demo `,
       );

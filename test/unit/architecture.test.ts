@@ -22,6 +22,7 @@ const LAYERS = [
   "pipeline",
   "compaction",
   "safety",
+  "resend",
   "context",
   "upstream",
   "store",

@@ -8,6 +8,7 @@
  * `response.created`), so every failure before that rejects with an `UpstreamError`.
  * Source: https://platform.openai.com/docs/api-reference/chat/create.
  */
+import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
@@ -31,7 +32,9 @@ export class ChatCompletionsUpstream implements Upstream {
 
   /** @inheritdoc */
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    const body = JSON.stringify(toChatRequest(request));
+    const chat = toChatRequest(request);
+    const body = JSON.stringify(chat);
+    request.onSent?.({ items: chat.messages.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.options, "/chat/completions", body, signal);
     request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
     const synthesizer = new ChatEventSynthesizer({

@@ -29,6 +29,8 @@
  * released when the upstream is done with its response, whether or not the engine consumed every
  * event.
  */
+
+import { utf8Length } from "../../protocol/size-limits.ts";
 import { type ClientPresence, idleDeadline } from "../client-presence.ts";
 import {
   addsEncryptedInclude,
@@ -208,9 +210,12 @@ export class ResponsesWsUpstream implements Upstream {
         origin,
       });
       const contextItems = parent ? parent.items + request.newInput.length : request.input.length;
+      const input = frame.input;
+      const onSend = (text: string) =>
+        request.onSent?.({ items: Array.isArray(input) ? input.length : 0, bytes: utf8Length(text) });
       const outcome = await runAttempt(
         socket,
-        { frame, responseId: request.responseId, contextItems },
+        { frame, responseId: request.responseId, contextItems, onSend },
         signal,
       );
       if (outcome.kind === "opened") {

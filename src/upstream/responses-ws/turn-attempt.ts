@@ -33,6 +33,8 @@ export interface AttemptFrame {
   responseId: string;
   /** Items of the context the upstream will hold for this request (history + input as sent). */
   contextItems: number;
+  /** Called with the frame's JSON text as it is sent (the per-turn report measures it). */
+  onSend?: (text: string) => void;
 }
 
 /**
@@ -117,7 +119,9 @@ export function runAttempt(
     socket.listen(listener);
     signal.addEventListener("abort", onAbort, { once: true });
     // A failed send marks the socket gone, which reaches `listener.closed` → `resend`.
-    socket.send(sent.frame);
+    const text = JSON.stringify(sent.frame);
+    sent.onSend?.(text);
+    socket.send(text);
   });
 }
 

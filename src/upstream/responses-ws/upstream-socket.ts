@@ -132,13 +132,13 @@ export class UpstreamSocket {
   }
 
   /**
-   * Sends one JSON text frame.
+   * Sends one JSON text frame (an object, or its JSON text).
    * @returns false when the socket turned out to be closed (it is then marked gone).
    */
-  send(frame: Record<string, unknown>): boolean {
+  send(frame: Record<string, unknown> | string): boolean {
     if (this.gone) return false;
     try {
-      this.ws.send(JSON.stringify(frame));
+      this.ws.send(typeof frame === "string" ? frame : JSON.stringify(frame));
       return true;
     } catch {
       this.markGone({ code: 1006, reason: "send failed", byUs: false, invalidFrame: false });
