@@ -53,3 +53,8 @@ export async function guarded(
     onFailure(cause);
   }
 }
+
+/** A failure handler that throws the failure again: the alarm's, so the runtime retries it. */
+export function rethrow(cause: unknown): never {
+  throw cause;
+}

@@ -7,12 +7,11 @@
  * (warm-on-connect.ts) and failure logs (failure-log.ts) included. HTTP reaches it through one
  * RPC method per route of the Worker's route table.
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`,
- * src/store/session-meta.ts);
- * every handler the runtime calls without a caller (hibernation handlers, the alarm) is guarded
- * and logs its failures with the session's and responses' ids.
- * Invariants: store:false state lives as long as the socket (or HTTP request) that created it —
- * it is kept in SQLite so it survives hibernation of a live socket — plus, for a socket, the
- * grace window its client asked for (or `STORE_FALSE_GRACE_MS`; client-options.ts) after it closed or was found gone; no response stays
+ * src/store/session-meta.ts); every handler the runtime calls without a caller (hibernation
+ * handlers, the alarm) is guarded and logs its failures with the session's and responses' ids.
+ * Invariants: store:false state lives as long as the socket (or HTTP request) that created it
+ * (in SQLite, so it survives hibernation of a live socket), plus, for a socket, the grace window
+ * its client asked for (client-options.ts) after it closed or was found gone; no response stays
  * `in_progress` across a restart; the session belongs to one tenant forever.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
@@ -22,25 +21,16 @@ import { recoverInterrupted } from "../engine/recovery.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
-import {
-  type ApiError,
-  internalError,
-  invalidRequest,
-  previousResponseNotFound,
-  responseNotFound,
-} from "../protocol/errors.ts";
-import { admits } from "../store/session-meta.ts";
+import { type ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
+import { admits, foreignTenantError } from "../store/session-meta.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
-import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
-import { type FailureIds, failureLabel, guarded } from "./failure-log.ts";
+import { type FailureIds, failureLabel, guarded, rethrow } from "./failure-log.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
 import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
-import { newScopeId, scopeGraceMs } from "./scope.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
-import { timingOptIn, wantsTiming } from "./turn-timing.ts";
-import { modelHint, warmUpstream } from "./warm-on-connect.ts";
+import { acceptClientSocket } from "./socket-accept.ts";
 
 /** Close codes that may not be sent in a Close frame (RFC 6455 §7.4.1), so `ws.close()` refuses them. */
 const RESERVED_CLOSE_CODES = new Set([1004, 1005, 1006, 1015]);
@@ -94,41 +84,19 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       return errorResponse(invalidRequest("Missing session routing headers."), this.config.redactor);
     }
     const denied = () => invalidRequest("This session cannot be opened with this key.");
-    return this.serve(tenant, "claim", denied, [], async () => {
-      // The client's opt-ins (client-options.ts): its store:false grace window rides in its scope id.
-      const { storeFalseGraceMs: defaultMs, storeFalseGraceMaxMs: maxMs } = this.config;
-      const options = clientOptions(request.headers, { defaultMs, maxMs }, request.url);
-      // The tenant's snapshot and socket lease (src/tenancy/); a cold session syncs first.
-      const keys = await this.parts.tenancy.upgrading(request.headers);
-      const { 0: client, 1: server } = new WebSocketPair();
-      const connId = newScopeId("socket", options.storeFalseGraceMs);
-      this.ctx.acceptWebSocket(server, [connId]);
-      const timing = timingOptIn(request.headers, request.url);
-      const openedAt = Date.now();
-      this.connections.add(server, {
-        connId,
+    return this.serve(tenant, "claim", denied, [], () =>
+      acceptClientSocket(this.ctx, this.connections, this.parts, this.config, request, {
         tenant,
         sessionId,
-        openedAt,
-        ...(wantsTiming(timing) ? { timing } : {}),
-        ...(binding ? { binding } : {}),
-        ...(options.keepalive ? {} : { keepalive: false }),
-        ...keys,
-      });
-      this.parts.presence.opened(connId);
-      warmUpstream(this.parts.warm, modelHint(request.headers));
-      // What the socket got (a grace above STORE_FALSE_GRACE_MAX_MS is lowered to it).
-      const headers = { [STORE_FALSE_GRACE_HEADER]: String(scopeGraceMs(connId)) };
-      return new Response(null, { status: 101, webSocket: client, headers });
-    });
+        binding,
+      }),
+    );
   }
 
   /** RPC, `POST /v1/responses` (validated by the Worker): runs a turn. */
   createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
-    // Routed here by another tenant's previous_response_id: not found, like every foreign id.
-    const denied = () =>
-      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], async () => {
       const { bytes = 0, tenant: snapshot } = options.tenancy ?? {};
       const refused = await this.parts.tenancy.admitHttp(request, bytes, snapshot); // tenant limits
@@ -140,8 +108,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context (compact-endpoints.ts). */
   compactResponse(tenant: string, request: CompactRequest): Promise<Response> {
     const parent = request.previous_response_id;
-    const denied = () =>
-      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
       this.parts.compaction.compact(request, tenant),
     );
@@ -150,8 +117,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   /** RPC, `POST /v1/responses/input_tokens` (validated by the Worker): counts a context's tokens. */
   countInputTokens(tenant: string, request: InputTokensRequest): Promise<Response> {
     const parent = request.previous_response_id;
-    const denied = () =>
-      parent ? previousResponseNotFound(parent) : invalidRequest("This session belongs to another tenant.");
+    const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
       this.parts.compaction.inputTokens(request, tenant),
     );
@@ -236,9 +202,6 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
    */
   override async alarm(): Promise<void> {
     this.alarmClock.fired(); // none is set until `scheduleAlarm` below
-    const rethrow = (cause: unknown) => {
-      throw cause;
-    };
     await this.guard("alarm", null, rethrow, async () => {
       for (const ws of this.ctx.getWebSockets()) {
         const conn = this.connections.get(ws);
@@ -266,9 +229,8 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
 
   /**
    * Runs one request of `tenant`: the one tenant check (session-meta.ts `admits`; `denied` is the
-   * error when it fails), the
-   * handler, errors rendered as OpenAI's envelope (an unexpected one logged with the session's
-   * id and `responseIds`), then the alarm re-armed for new deadlines.
+   * error when it fails), the handler, errors rendered as OpenAI's envelope (an unexpected one
+   * logged with the session's id and `responseIds`), then the alarm re-armed for new deadlines.
    */
   private async serve(
     tenant: string,

@@ -3,6 +3,7 @@
  * this session Durable Object. Invariant: once set, the owning tenant never changes, so a
  * response id routed here by another tenant's request is simply not found.
  */
+import { type ApiError, invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 
 /**
  * Records `tenant` as the owner on first use.
@@ -33,4 +34,14 @@ export function ownerTenant(sql: SqlStorage): string | null {
  */
 export function admits(sql: SqlStorage, tenant: string, access: "claim" | "read"): boolean {
   return access === "claim" ? claimTenant(sql, tenant) : ownerTenant(sql) === tenant;
+}
+
+/**
+ * The error for a turn-like request that reached a session of another tenant: routed here by that
+ * tenant's `previous_response_id`, it is not found, like every foreign id.
+ */
+export function foreignTenantError(parent: string | null | undefined): ApiError {
+  return parent
+    ? previousResponseNotFound(parent)
+    : invalidRequest("This session belongs to another tenant.");
 }
