@@ -189,7 +189,14 @@ async function httpLoop(
 async function wsLoop(
   params: ScenarioRunParams,
   target: { baseURL: string; apiKey: string; model: string },
-  behaviour: { store: boolean; drops: boolean; resume: "full" | "chain-or-full"; chain?: boolean },
+  behaviour: {
+    store: boolean;
+    drops: boolean;
+    resume: "full" | "chain-or-full";
+    chain?: boolean;
+    /** Each socket asks Deltagate for a store:false grace window (README "store: false"). */
+    grace?: boolean;
+  },
 ): Promise<ScenarioLoop> {
   params.targets.recorder.clear();
   const started = performance.now();
@@ -199,9 +206,7 @@ async function wsLoop(
       ...loopHeaders(params, target.apiKey),
       // A reconnecting client that continues its store:false chain asks Deltagate for a grace
       // window (README "store: false"); store:false is connection-local without it, as OpenAI's.
-      ...(behaviour.drops && behaviour.resume === "chain-or-full"
-        ? { [STORE_FALSE_GRACE_HEADER]: "300000" }
-        : {}),
+      ...(behaviour.grace ? { [STORE_FALSE_GRACE_HEADER]: "300000" } : {}),
     },
     perMessageDeflate: params.perMessageDeflate,
     model: target.model,
@@ -331,7 +336,8 @@ export const SCENARIOS: readonly Scenario[] = [
       "As DG-ws, socket dropped after every K-th turn; each socket asks for a 5-minute store:false grace window (x-deltagate-store-false-grace), so the new socket (same session-id) continues with previous_response_id, and re-sends the whole history only if that is refused.",
     versus: "E-rc",
     viaDeltagate: true,
-    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "chain-or-full" }),
+    run: (p) =>
+      wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "chain-or-full", grace: true }),
   },
   {
     id: "DG-st-rc",
@@ -370,10 +376,10 @@ export const SCENARIOS: readonly Scenario[] = [
     id: "DG-cx-rc",
     label: "DG-cx-rc: Codex-like, socket dropped every K turns, full resend → Deltagate",
     description:
-      "As E-rc through Deltagate (same session-id): after each drop the new socket re-sends the whole history without previous_response_id, as Codex does; Deltagate matches it to the chain it holds and sends only the new items upstream.",
+      "As E-rc through Deltagate (same session-id): after each drop the new socket re-sends the whole history without previous_response_id, as Codex does; each socket asks for a 5-minute store:false grace window (x-deltagate-store-false-grace; Codex can send it with its provider's http_headers), so Deltagate still holds the chain, matches the resend to it and sends only the new items upstream.",
     versus: "E-rc",
     viaDeltagate: true,
-    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "full" }),
+    run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "full", grace: true }),
   },
 ];
 
