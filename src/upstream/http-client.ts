@@ -30,11 +30,27 @@ export async function postStreaming(
   body: string,
   signal: AbortSignal,
 ): Promise<Response & { body: ReadableStream<Uint8Array> }> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "text/event-stream" };
+  const response = await post(options, path, body, signal, "text/event-stream");
+  if (!response.ok || !response.body) throw await failureOf(response);
+  return response as Response & { body: ReadableStream<Uint8Array> };
+}
+
+/**
+ * POSTs a JSON body to `{baseUrl}{path}` with the route's key, accepting `accept`.
+ * @throws {UpstreamError} 502 `upstream_unavailable` when the upstream cannot be reached; the
+ *   abort itself when `signal` fired.
+ */
+async function post(
+  options: HttpUpstreamOptions,
+  path: string,
+  body: string,
+  signal: AbortSignal,
+  accept: string,
+): Promise<Response> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept };
   if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  let response: Response;
   try {
-    response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
+    return await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
       method: "POST",
       headers,
       body,
@@ -48,8 +64,6 @@ export async function postStreaming(
       `Could not reach the upstream model server (${String(cause)}).`,
     );
   }
-  if (!response.ok || !response.body) throw await failureOf(response);
-  return response as Response & { body: ReadableStream<Uint8Array> };
 }
 
 /**
@@ -64,24 +78,7 @@ export async function postJson(
   body: string,
   signal: AbortSignal,
 ): Promise<unknown> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
-  let response: Response;
-  try {
-    response = await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
-      method: "POST",
-      headers,
-      body,
-      signal,
-    });
-  } catch (cause) {
-    signal.throwIfAborted();
-    throw new UpstreamError(
-      502,
-      "upstream_unavailable",
-      `Could not reach the upstream model server (${String(cause)}).`,
-    );
-  }
+  const response = await post(options, path, body, signal, "application/json");
   if (!response.ok) throw await failureOf(response);
   try {
     return await response.json();
