@@ -3,28 +3,21 @@
  * signing key (for secrets the route would not make: expired, of another tenant, signed with
  * another key), and opening sockets the way a browser does (subprotocol, query).
  */
+
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { type ClientSecretClaims, mintClientSecret } from "../../src/auth/client-secret.ts";
 import type { Env } from "../../src/config/env.ts";
 import { createApp } from "../../src/worker/app.ts";
+import type { ClientSecretResponse } from "../../src/worker/client-secrets.ts";
 import { KEY_A, TestSocket, workerFetch } from "./ws-client.ts";
 
 /** `CLIENT_SECRET_SIGNING_KEY` of the workers project (vitest.config.ts). */
 export const TEST_SIGNING_KEY = "test-client-secret-signing-key-0123456789";
 
-/** The response of `POST /v1/client_secrets`. */
-export interface MintedSecret {
-  value: string;
-  expires_at: number;
-  session: {
-    id: string;
-    models: string[] | null;
-    max_turns: number | null;
-    max_request_bytes: number | null;
-  };
-}
+/** The response of `POST /v1/client_secrets` (the Worker's own type). */
+export type MintedSecret = ClientSecretResponse;
 
 /** Mints through `POST /v1/client_secrets` with a tenant key; fails the test unless it is a 200. */
 export async function mintSecret(body: unknown = {}, key = KEY_A): Promise<MintedSecret> {
