@@ -7,7 +7,7 @@
  * transparent delta on every step after the first (issue #18).
  */
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, isStepCount, tool } from "ai";
+import { generateText, isStepCount, type ModelMessage, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
@@ -20,30 +20,38 @@ import {
   recordingFetch,
   TOOL_ROUNDS,
   toolLoopPrompt,
+  toolLoopSteps,
   toolOutput,
 } from "../support/e2e-tool-loop.ts";
 
 const e2e = useProxiedStack();
 
+/** The `exec_command` tool; `calls` collects the commands it ran. */
+function execCommand(calls: string[]) {
+  return tool({
+    description: "Runs a shell command and returns its output.",
+    inputSchema: z.object({ cmd: z.string() }),
+    execute: async ({ cmd }) => {
+      calls.push(cmd);
+      return toolOutput(cmd, calls.length);
+    },
+  });
+}
+
 describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () => {
   it("passes unchanged, and every step after the first goes upstream as a delta", async () => {
     const client = recordingFetch();
-    const openai = createOpenAI({ baseURL: `${e2e.proxy.url}/v1`, apiKey: LOCAL_DEV_KEY, fetch: client.fetch });
+    const openai = createOpenAI({
+      baseURL: `${e2e.proxy.url}/v1`,
+      apiKey: LOCAL_DEV_KEY,
+      fetch: client.fetch,
+    });
     const calls: string[] = [];
     e2e.stack.simulator!.recorder.clear();
     const result = await generateText({
       model: openai.responses("deltagate-sim"),
       prompt: toolLoopPrompt("ai-sdk"),
-      tools: {
-        exec_command: tool({
-          description: "Runs a shell command and returns its output.",
-          inputSchema: z.object({ cmd: z.string() }),
-          execute: async ({ cmd }) => {
-            calls.push(cmd);
-            return toolOutput(cmd, calls.length);
-          },
-        }),
-      },
+      tools: { exec_command: execCommand(calls) },
       stopWhen: isStepCount(10),
       maxRetries: 0,
     });
@@ -53,5 +61,47 @@ describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () =>
     expect(result.text).toBe(finalAnswer());
     expectFullResends(client.bodies);
     expectDeltaUpstream(e2e);
+  });
+
+  it("with a reasoning model, over two turns: the items it sends back as item_reference are the session's, and every request after the first is a delta", async () => {
+    // store:true (the default) makes the SDK send earlier reasoning items and answers back as
+    // `{type: "item_reference", id}` (@ai-sdk/openai convert-to-openai-responses-input.ts).
+    const client = recordingFetch();
+    const openai = createOpenAI({
+      baseURL: `${e2e.proxy.url}/v1`,
+      apiKey: LOCAL_DEV_KEY,
+      fetch: client.fetch,
+    });
+    const calls: string[] = [];
+    const options = {
+      model: openai.responses("deltagate-sim"),
+      tools: { exec_command: execCommand(calls) },
+      stopWhen: isStepCount(10),
+      maxRetries: 0,
+    };
+    e2e.stack.simulator!.recorder.clear();
+    const messages: ModelMessage[] = [
+      { role: "user", content: `${toolLoopPrompt("ai-sdk-reasoning")} [sim:reasoning=1]` },
+    ];
+    const first = await generateText({ ...options, messages });
+    expect(first.text).toBe(finalAnswer());
+    messages.push(...first.responseMessages, {
+      role: "user",
+      content: "And now? [sim:tools=0] [sim:reasoning=1]",
+    });
+    const second = await generateText({ ...options, messages });
+
+    expect(calls).toEqual(Array(TOOL_ROUNDS).fill(COMMAND));
+    expect(second.text).toMatch(/^[A-Z][a-z]{2}( [a-z]{3})*\.$/);
+    const references = client.bodies.map(
+      (body) =>
+        (body as { input: Array<{ type?: string }> }).input.filter((item) => item.type === "item_reference")
+          .length,
+    );
+    // One reference per earlier reasoning item, plus the first turn's answer on the second turn.
+    expect(references).toEqual([0, 1, 2, 3, 3 + 2]);
+    // User, then reasoning + call + output per round; then reasoning + answer, and the new message.
+    const loop = toolLoopSteps(3);
+    expectDeltaUpstream(e2e, [...loop, { context: loop.at(-1)!.context + 2 + 1, sent: "message" }]);
   });
 });

@@ -66,13 +66,36 @@ export function expectFullResends(creates: readonly unknown[]): void {
   );
 }
 
+/** What one model request should send upstream: its one new item, on a context of this size. */
+export interface UpstreamStep {
+  /** Items of the upstream's context for the request (history plus the new item). */
+  context: number;
+  /** The `type` of the one item sent (`message` for the user's message). */
+  sent: string;
+}
+
+/**
+ * The upstream steps of one tool loop of `TOOL_ROUNDS` rounds: first the user's message alone,
+ * then each round's tool output on a context grown by `itemsPerRound` (a call and its output; 3
+ * with a reasoning item).
+ * @param before items of the upstream's context before the loop's user message.
+ */
+export function toolLoopSteps(itemsPerRound = 2, before = 0): UpstreamStep[] {
+  return Array.from({ length: TOOL_ROUNDS + 1 }, (_, step) => ({
+    context: before + 1 + itemsPerRound * step,
+    sent: step === 0 ? "message" : "function_call_output",
+  }));
+}
+
 /**
  * Asserts the recorder shows a transparent delta on every step after the first: the first
- * request carries the user's message alone, every later one only the previous step's tool output
- * as a `previous_response_id` turn whose upstream context is the whole conversation (the user's
- * message, then a call and its output per round).
+ * request carries the user's message alone, every later one only its new item as a
+ * `previous_response_id` turn whose upstream context is the whole conversation.
  */
-export function expectDeltaUpstream(e2e: ProxiedStack): void {
+export function expectDeltaUpstream(
+  e2e: ProxiedStack,
+  steps: readonly UpstreamStep[] = toolLoopSteps(),
+): void {
   const upstream = upstreamRequests(e2e);
   const diagnostics = JSON.stringify(
     upstream.map((r) => ({
@@ -83,25 +106,14 @@ export function expectDeltaUpstream(e2e: ProxiedStack): void {
       bytes: r.bytes,
     })),
   );
-  const steps = TOOL_ROUNDS + 1;
-  expect(upstream, diagnostics).toHaveLength(steps);
-  expect(
-    upstream.map((r) => r.inputItemCount),
-    diagnostics,
-  ).toEqual(Array(steps).fill(1));
-  expect(
-    upstream.map((r) => r.previousResponseId !== null),
-    diagnostics,
-  ).toEqual([false, ...Array(steps - 1).fill(true)]);
-  expect(
-    upstream.map((r) => r.contextItemCount),
-    diagnostics,
-  ).toEqual(Array.from({ length: steps }, (_, step) => 1 + 2 * step));
-  for (const r of upstream.slice(1)) {
-    const input = (r.body as { input?: Array<{ type?: string }> }).input;
-    expect(
-      input?.map((item) => item.type),
-      diagnostics,
-    ).toEqual(["function_call_output"]);
-  }
+  const shapes = upstream.map((r) => ({
+    chained: r.previousResponseId !== null,
+    context: r.contextItemCount,
+    sent: ((r.body as { input?: Array<{ type?: string }> }).input ?? []).map(
+      (item) => item.type ?? "message",
+    ),
+  }));
+  expect(shapes, diagnostics).toEqual(
+    steps.map((step, index) => ({ chained: index > 0, context: step.context, sent: [step.sent] })),
+  );
 }
