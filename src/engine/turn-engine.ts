@@ -5,7 +5,8 @@
  *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
  *      store:true within retention; store:false its own socket, or another socket of the tenant
  *      within the grace window; imported from another session of the tenant when needed);
- *   1b. `planChain` (transparent deltas, src/resend/): a request without `previous_response_id`
+ *   1b. `planChain` (transparent deltas, src/resend/): item references become the items they
+ *      name (item-references.ts); a request without `previous_response_id`
  *      whose input begins with exactly a chain the session holds (same settings, visible to the
  *      caller by the same rule) continues that chain with the rest of its input as its own; every
  *      turn's chain hash is computed here (one pass over its own input), and reasoning items
@@ -247,8 +248,9 @@ export class TurnEngine {
    * the caller may continue with the same settings (its own input is then the rest). Computes the
    * turn's chain hash through its input (a fingerprint per own input item; for a request without
    * a parent, the rolling hash of every prefix, which the match needs anyway), and restores
-   * reasoning items resent without their encrypted content.
-   * @throws {ApiError} 400 `item_too_large` for an oversized item.
+   * reasoning items resent without their encrypted content. Item references are resolved first.
+   * @throws {ApiError} 400 `item_too_large` for an oversized item; 404 for an item reference
+   *   that names no item the caller may see.
    */
   private planChain(request: CreateRequest, named: ResponseRecord | null, scope: TurnScope): ChainPlan {
     // The session's one visibility rule, through the one call the engine has for it.
