@@ -7,7 +7,14 @@
  * (unknown, another tenant's) is OpenAI's 404 with nothing stored and nothing sent upstream.
  */
 import { describe, expect, inject, it } from "vitest";
-import { KEY_A, KEY_B, simulatorRequests, uniqueSession, workerFetch } from "../support/ws-client.ts";
+import {
+  connect,
+  KEY_A,
+  KEY_B,
+  simulatorRequests,
+  uniqueSession,
+  workerFetch,
+} from "../support/ws-client.ts";
 
 type Item = Record<string, unknown>;
 interface ResponseBody {
@@ -126,5 +133,36 @@ describe("item_reference input items", () => {
     const noId = await post(session, { model: "sim-ws", input: [{ type: "item_reference" }] });
     expect(noId.status).toBe(400);
     expect(await recorded(marker)).toHaveLength(1);
+  });
+
+  it("over a WebSocket: a reference resolves on the socket; an unknown one is an error event and the socket stays open", async () => {
+    const marker = `ref-ws-${crypto.randomUUID()}`;
+    const ws = await connect({ session: uniqueSession("ref-ws") });
+    const first = [user("msg_ws_r1", `${marker} one [sim:tokens=5]`)];
+    ws.send({ type: "response.create", model: "sim-ws", input: first });
+    const one = (await ws.turn(0)).at(-1) as unknown as { response: ResponseBody };
+    const answer = one.response.output.find((item) => item.type === "message");
+    ws.send({
+      type: "response.create",
+      model: "sim-ws",
+      input: [...first, { type: "item_reference", id: "msg_nope" }],
+    });
+    expect((await ws.turn(1)).at(-1)).toMatchObject({
+      type: "error",
+      status: 404,
+      error: { message: "Item with id 'msg_nope' not found.", param: "input" },
+    });
+    ws.send({
+      type: "response.create",
+      model: "sim-ws",
+      input: [...first, reference(answer), user("msg_ws_r2", `${marker} two`)],
+    });
+    expect((await ws.turn(2)).at(-1)).toMatchObject({ type: "response.completed" });
+    ws.close();
+    const upstream = await recorded(marker);
+    expect(upstream.map((r) => [r.previousResponseId !== null, r.inputItemCount])).toEqual([
+      [false, 1],
+      [true, 1],
+    ]);
   });
 });
