@@ -4,7 +4,9 @@
  * and sends its result back, resending the whole conversation on every step (it does not chain
  * with `previous_response_id`). Against `npm start`'s stack (`wrangler dev`, the simulator as
  * upstream over WebSocket mode), the client passes unchanged and the simulator's recorder shows a
- * transparent delta on every step after the first (issue #18).
+ * transparent delta on every step after the first (issue #18). With a reasoning model the SDK
+ * sends earlier reasoning items and answers back as `item_reference`s (store:true, its default),
+ * which Deltagate resolves to the items its session holds (src/resend/item-references.ts).
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, isStepCount, type ModelMessage, tool } from "ai";

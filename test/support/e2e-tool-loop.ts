@@ -5,7 +5,7 @@
  * recorder's view of what Deltagate sent upstream.
  * Each of those clients resends the whole conversation on every step (none chains with
  * `previous_response_id`); the recorder must show that, from the second model request on, only
- * the new item — the tool's `function_call_output` — went upstream, on top of the upstream's
+ * the new item — the tool's `function_call_output`, or the user's next message — went upstream, on top of the upstream's
  * previous response, whose context holds the whole conversation.
  */
 import { randomUUID } from "node:crypto";
