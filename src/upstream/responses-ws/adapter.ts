@@ -98,6 +98,8 @@ export class ResponsesWsUpstream implements Upstream {
   /** Turns queued or running. */
   private active = 0;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** `dispose` was called: the socket closes once no turn is queued, and none is opened again. */
+  private disposed = false;
 
   constructor(options: ResponsesWsOptions) {
     this.target = {
@@ -148,12 +150,30 @@ export class ResponsesWsUpstream implements Upstream {
    * a failure only means the first turn connects itself), then lets the idle policy run.
    */
   preconnect(): Promise<void> {
-    if (this.active > 0 || this.socket?.isOpen) return Promise.resolve();
+    if (this.disposed || this.active > 0 || this.socket?.isOpen) return Promise.resolve();
     return this.ready()
-      .then(() => this.armIdle())
+      .then(() => {
+        this.armIdle();
+        this.closeIfDisposed(); // disposed while it was being opened
+      })
       .catch(() => {
         // the first turn will connect (and report) itself
       });
+  }
+
+  /**
+   * Closes the socket as soon as the turns already queued released it (at once when none is), so
+   * a socket opened with a credential the session no longer uses carries no further turn.
+   */
+  dispose(): void {
+    this.disposed = true;
+    this.closeIfDisposed();
+  }
+
+  private closeIfDisposed(): void {
+    if (!this.disposed || this.active > 0) return;
+    this.cancelIdle();
+    if (this.socket) this.retire(this.socket, "credential changed");
   }
 
   /** Runs `job` once every earlier turn released the socket; `job` must call `release` when done. */
@@ -170,6 +190,7 @@ export class ResponsesWsUpstream implements Upstream {
         this.lastUseAt = this.target.now();
         resolve();
         this.armIdle();
+        this.closeIfDisposed();
       };
     });
     const previous = this.tail;
