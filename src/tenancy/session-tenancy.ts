@@ -30,12 +30,15 @@ export interface TenancyAttachment {
   tenant: string;
   keyId?: string;
   lease?: string;
+  ownUpstreamKey?: true;
 }
 
 /** The tenancy fields a socket's attachment keeps (connection.ts). */
 export interface SocketKeys {
   keyId?: string;
   lease?: string;
+  /** The tenant had its own upstream key at the upgrade (read again after a hibernation). */
+  ownUpstreamKey?: true;
 }
 
 /** Collaborators of a session's tenancy. */
@@ -71,6 +74,9 @@ export class SessionTenancy {
       controlPlane: deps.env.TENANTS !== undefined,
       sync: () => this.gate.flush(),
     });
+    // Woken from hibernation: the key is gone from memory; a socket that saw one makes the next
+    // turn read it again (a tenant without one costs nothing here).
+    if (deps.sockets().some(({ attachment }) => attachment?.ownUpstreamKey)) this.upstreamKey.observe(true);
     this.gate = new TenantGate({
       tenants: deps.env.TENANTS,
       source: deps.ctx.id.toString(),
@@ -97,7 +103,11 @@ export class SessionTenancy {
     this.observe(tenancy.tenant);
     if (this.gate.needsView()) await this.gate.flush();
     await this.upstreamKey.ready()?.catch(() => {}); // before warming; a failure is the first turn's
-    return { keyId: tenancy.tenant.keyId, ...(tenancy.lease ? { lease: tenancy.lease } : {}) };
+    return {
+      keyId: tenancy.tenant.keyId,
+      ...(tenancy.lease ? { lease: tenancy.lease } : {}),
+      ...(tenancy.tenant.ownUpstreamKey ? { ownUpstreamKey: true as const } : {}),
+    };
   }
 
   /**

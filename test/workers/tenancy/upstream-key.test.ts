@@ -10,6 +10,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
+import { parseConfig } from "../../../src/config/config.ts";
+import { attachmentOf } from "../../../src/session/connection.ts";
+import { SessionTenancy } from "../../../src/tenancy/session-tenancy.ts";
+import type { TenancyEnv } from "../../../src/tenancy/tenancy-env.ts";
 import { UPSTREAM_KEY_TTL_MS } from "../../../src/tenancy/tenant-upstream-key.ts";
 import { admin, tenantWithKey } from "../../support/admin.ts";
 import { sessionStub } from "../../support/session-stub.ts";
@@ -156,6 +160,32 @@ describe("a tenant's own upstream key", () => {
     await advanceKeyClock(tenant, session, UPSTREAM_KEY_TTL_MS + 1);
     await wsTurn(ws, 1, "sim-ws", `${marker} two`);
     expect((await seenBy(`${marker} two`))[0]?.key).toBe(await fingerprint(newKey));
+    ws.close();
+  });
+
+  it("a session woken from hibernation reads the key again before its next turn", async () => {
+    const { tenant, key: tenantKey } = await tenantWithKey("byok-wake");
+    await setUpstreamKey(tenant, ownKey());
+    const session = uniqueSession("byok-wake");
+    const ws = await connect({ key: tenantKey, session });
+    await wsTurn(ws, 0, "sim-ws", "hello");
+    // What a new instance of the session (after hibernation) builds from the sockets' attachments:
+    // the key is not in memory any more, and the socket remembers that the tenant had one.
+    const woken = await runInDurableObject(sessionStub(tenant, session), (instance, state) => {
+      const { env: objectEnv } = instance as unknown as { env: TenancyEnv };
+      const sockets = () =>
+        state.getWebSockets().map((socket) => ({ ws: socket, attachment: attachmentOf(socket) }));
+      const attachments = sockets().map(({ attachment }) => attachment?.ownUpstreamKey);
+      const fresh = new SessionTenancy({
+        ctx: state,
+        env: objectEnv,
+        config: parseConfig(objectEnv),
+        tenant: () => tenant,
+        sockets,
+      });
+      return { attachments, mustRead: fresh.upstreamKey.ready() !== null };
+    });
+    expect(woken).toEqual({ attachments: [true], mustRead: true });
     ws.close();
   });
 
