@@ -9,7 +9,9 @@
  *   it; a turn that would use an older one syncs first (one round trip, only after that long
  *   without one: the sync that follows every turn keeps a busy session confirmed). A snapshot
  *   saying "no key" (every HTTP request, every upgrade) drops it at once; one saying "a key" that
- *   this session does not hold makes the next turn sync first;
+ *   this session does not hold — or a socket attachment saying so after a hibernation — makes the
+ *   next turn sync first. A key set where there was none is picked up by the next sync or
+ *   snapshot (until then the deployment's key, as before);
  * - the routing rule (`keyFor`): the tenant's key replaces the deployment's for every route to the
  *   deployment's default upstream (`UPSTREAM_BASE_URL`), whatever model or alias leads there;
  *   routes to another base URL keep their own key, so the key only ever goes where it is valid.
