@@ -3,23 +3,28 @@
  * (`wrangler dev` + the simulator, scripts/local-stack.ts; tenants made through the admin API):
  * - **noisy tenant**: 10 tenants, each one WebSocket session running sequential turns at
  *   `BENCH_TENANT_RATE` turns/s (default 2); one of them runs 10 sessions at that rate (10× the
- *   others' load) against its `turns_per_minute` limit (`BENCH_NOISY_LIMIT`, default 5 × 60 ×
- *   rate: half its offered load). The others' turn p50/p99 is compared with a run without the
+ *   others' load) against its `turns_per_minute` limit (`BENCH_NOISY_LIMIT`, default 2 × 60 ×
+ *   rate: twice one other tenant's load, a fifth of its own). The limit counts in fixed epoch
+ *   minutes, so a phase shorter than a minute spans at most two windows and the noisy tenant is
+ *   admitted at most twice the limit: at the defaults ≤ 480 of its ~600 turns, ≥ 120 429s. The others' turn p50/p99 is compared with a run without the
  *   noisy tenant; the noisy one must see 429 `rate_limit_exceeded` and no other error.
  * - **flood**: a quiet session's turn p50/p99 while another socket sends `BENCH_FLOOD_FRAMES`
  *   (default 10,000) tiny `response.create`s at once, against the same session alone.
  * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=3 BENCH_FLOOD_FRAMES=500`
- * is the smoke run. Results are printed as a table and written to bench/results/tenancy-latest.json.
+ * is the smoke run; `BENCH_PHASES=flood` (or `tenants`) runs one half. Results are printed as a table and written to bench/results/tenancy-latest.json.
  */
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import WebSocket from "ws";
 import { LOCAL_ADMIN_KEY, LOCAL_DEV_KEY, REPO_ROOT, startLocalStack } from "../scripts/local-stack.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const RATE = Number(process.env.BENCH_TENANT_RATE ?? 2);
-const NOISY_LIMIT = Number(process.env.BENCH_NOISY_LIMIT ?? Math.round(5 * 60 * RATE));
+const NOISY_LIMIT = Number(process.env.BENCH_NOISY_LIMIT ?? Math.round(2 * 60 * RATE));
 const FLOOD_FRAMES = Number(process.env.BENCH_FLOOD_FRAMES ?? 10_000);
+const PHASES = new Set((process.env.BENCH_PHASES ?? "tenants,flood").split(","));
 const TENANTS = 10;
 const MODEL = "deltagate-sim";
 
@@ -123,27 +128,35 @@ async function tenantsPhase(withNoisy: boolean, keys: string[]): Promise<{ quiet
   return { quiet, noisy };
 }
 
-async function floodPhase(flood: boolean): Promise<Tally> {
+/** The flooding client, in its own process (bench/tenancy-flooder.ts); resolves once it is connected. */
+async function startFlooder(): Promise<{ go(): void; done: Promise<string> }> {
+  const child = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, "bench/tenancy-flooder.ts"),
+      wsUrl,
+      LOCAL_DEV_KEY,
+      `flooder-${Date.now()}`,
+      String(FLOOD_FRAMES),
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const iterator = lines[Symbol.asyncIterator]();
+  const first = await iterator.next();
+  if (first.value !== "open") throw new Error(`flooder did not connect: ${String(first.value)}`);
+  const done = (async () => String((await iterator.next()).value ?? ""))();
+  return { go: () => child.stdin.write("go\n"), done };
+}
+
+async function floodPhase(flood: boolean): Promise<{ quiet: Tally; flooder: string | null }> {
   const quiet = tally();
   const ws = await open(LOCAL_DEV_KEY, `flood-quiet-${flood}-${Date.now()}`);
-  let flooder: WebSocket | null = null;
-  if (flood) {
-    flooder = await open(LOCAL_DEV_KEY, `flooder-${Date.now()}`);
-    flooder.on("message", () => {});
-    const frame = JSON.stringify({
-      type: "response.create",
-      model: MODEL,
-      input: "x [sim:tokens=1]",
-      store: false,
-    });
-    setTimeout(() => {
-      for (let i = 0; i < FLOOD_FRAMES; i++) flooder?.send(frame);
-    }, 200);
-  }
+  const flooder = flood ? await startFlooder() : null;
+  if (flooder) setTimeout(() => flooder.go(), 200);
   await loop(ws, RATE * 5, performance.now() + Math.max(3, SECONDS / 3) * 1000, quiet);
   ws.close();
-  flooder?.close();
-  return quiet;
+  return { quiet, flooder: flooder ? await flooder.done : null };
 }
 
 const row = (label: string, t: Tally) => ({
@@ -163,23 +176,36 @@ try {
     await adminCall("/tenants", { id, ...(t === 0 ? { limits: { turns_per_minute: NOISY_LIMIT } } : {}) });
     keys.push(String((await adminCall(`/tenants/${id}/keys`, { name: "bench" })).key));
   }
-  const baseline = await tenantsPhase(false, keys);
-  const contended = await tenantsPhase(true, keys);
-  const quietAlone = await floodPhase(false);
-  const quietFlooded = await floodPhase(true);
-  const rows = [
-    row("9 tenants, no noisy tenant", baseline.quiet),
-    row("9 tenants, with the noisy one", contended.quiet),
-    row(`noisy tenant (10×, limit ${NOISY_LIMIT}/min)`, contended.noisy),
-    row("quiet session alone", quietAlone),
-    row(`quiet session, ${FLOOD_FRAMES} creates flooding another socket`, quietFlooded),
-  ];
+  const rows: ReturnType<typeof row>[] = [];
+  const errors: { noisy: string[]; quiet: string[] } = { noisy: [], quiet: [] };
+  if (PHASES.has("tenants")) {
+    const baseline = await tenantsPhase(false, keys);
+    const contended = await tenantsPhase(true, keys);
+    rows.push(
+      row("9 tenants, no noisy tenant", baseline.quiet),
+      row("9 tenants, with the noisy one", contended.quiet),
+      row(`noisy tenant (10×, limit ${NOISY_LIMIT}/min)`, contended.noisy),
+    );
+    errors.noisy = contended.noisy.otherErrors.slice(0, 20);
+    errors.quiet = [...baseline.quiet.otherErrors, ...contended.quiet.otherErrors].slice(0, 20);
+  }
+  let flooder: unknown = null;
+  if (PHASES.has("flood")) {
+    const quietAlone = await floodPhase(false);
+    const quietFlooded = await floodPhase(true);
+    rows.push(
+      row("quiet session alone", quietAlone.quiet),
+      row(`quiet session, ${FLOOD_FRAMES} creates flooding another socket`, quietFlooded.quiet),
+    );
+    flooder = quietFlooded.flooder ? JSON.parse(quietFlooded.flooder) : null;
+  }
   console.table(rows);
+  if (flooder) console.log("flooder:", JSON.stringify(flooder));
   const out = join(REPO_ROOT, "bench/results");
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, "tenancy-latest.json"),
-    `${JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rate: RATE, rows, noisyErrors: contended.noisy.otherErrors.slice(0, 20), quietErrors: [...baseline.quiet.otherErrors, ...contended.quiet.otherErrors].slice(0, 20) }, null, 2)}\n`,
+    `${JSON.stringify({ at: new Date().toISOString(), seconds: SECONDS, rate: RATE, rows, flooder, noisyErrors: errors.noisy, quietErrors: errors.quiet }, null, 2)}\n`,
   );
 } finally {
   await stack.stop();

@@ -46,7 +46,7 @@ export class Connection {
   readonly sinks = new Map<string, EventSink>();
   /** When this socket's last turn ended (`performance.now()`), for the client's think time. */
   lastDoneAt: number | null = null;
-  /** Its `websocket_queue_full` error frame, rendered on first use (ws-transport.ts, floods). */
+  /** Its `websocket_queue_full` error frame, rendered on first use (flood-screen.ts). */
   queueFullFrame: string | undefined;
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {

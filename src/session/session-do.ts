@@ -27,6 +27,7 @@ import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
 import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded, rethrow } from "./failure-log.ts";
+import { refusedAsFlood } from "./flood-screen.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
 import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
@@ -157,7 +158,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   /** Hibernation handler: one client frame. A failure of the session itself answers `server_error`. */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const conn = this.connections.get(ws);
-    if (!conn) return;
+    if (!conn || refusedAsFlood(conn, message, this.config.redactor)) return; // before any other work
     const answer = () => {
       try {
         ws.send(JSON.stringify(errorEvent(internalError(), this.config.redactor)));

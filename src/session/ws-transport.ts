@@ -5,7 +5,8 @@
  *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
  *   (413 `request_too_large`) before it is parsed;
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
- *   which they get 429 `websocket_queue_full`, and pass the tenant's limits (`admit`, 429
+ *   which they get 429 `websocket_queue_full` (a default-lane create already in flood-screen.ts,
+ *   before this runs), and pass the tenant's limits (`admit`, 429
  *   `rate_limit_exceeded`);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
@@ -93,15 +94,6 @@ function streamIdOf(frame: string | ArrayBuffer): string | null {
   return null;
 }
 
-/**
- * Whether a frame is, by its first bytes, a `response.create` of the default lane: it starts with
- * the `type` member (as every SDK writes it) and names no `stream_id` anywhere. A frame it misses
- * takes the ordinary path; a malformed frame it matches is refused as the create it claims to be.
- */
-export function isDefaultLaneCreate(frame: string): boolean {
-  return /^\s*\{\s*"type"\s*:\s*"response\.create"/.test(frame) && !frame.includes('"stream_id"');
-}
-
 /** Collaborators of the WebSocket transport. */
 export interface WebSocketTransportDeps {
   engine: TurnEngine;
@@ -165,13 +157,6 @@ export class WebSocketTransport {
   onMessage(conn: Connection, frame: string | ArrayBuffer, track: (p: Promise<unknown>) => void): void {
     if (this.expired(conn)) {
       this.closeForLifetime(conn);
-      return;
-    }
-    // A flood (issue #19): while the connection's queue is full, a default-lane create is refused
-    // before it is parsed, with the error rendered once, so each frame of a flood costs its
-    // sender's session a prefix test and a send, and the runtime's thread stays free for others.
-    if (conn.lanes.full && typeof frame === "string" && isDefaultLaneCreate(frame)) {
-      sendText(conn.ws, this.queueFullFrame(conn));
       return;
     }
     const timer = new TurnTimer();
@@ -343,11 +328,6 @@ export class WebSocketTransport {
   }
 
   /** The `websocket_queue_full` frame of the default lane, rendered once per connection. */
-  private queueFullFrame(conn: Connection): string {
-    conn.queueFullFrame ??= JSON.stringify(errorEvent(conn.lanes.queueFullError, this.redactor, null));
-    return conn.queueFullFrame;
-  }
-
   /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
   private sendError(conn: Connection, error: ApiError, streamId: string | null | undefined): void {
     sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));

@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { ServerEvent } from "../../../src/protocol/server-events.ts";
-import { isDefaultLaneCreate, laneFrame } from "../../../src/session/ws-transport.ts";
+import { isDefaultLaneCreate } from "../../../src/session/flood-screen.ts";
+import { laneFrame } from "../../../src/session/ws-transport.ts";
 
 const event: ServerEvent = {
   type: "response.output_text.delta",

@@ -1,11 +1,14 @@
 /**
  * A flood of creates on one socket (issue #19 §4): past the 64 queued, each create is refused with
  * 429 `websocket_queue_full` on its lane — the default lane's before the frame is parsed
- * (ws-transport.ts) — the socket stays open, the queued creates run once the running one ends, and
- * another session's turn completes meanwhile.
+ * (src/session/flood-screen.ts) — the socket stays open, the queued creates run once the running one
+ * ends, and another session's turn completes meanwhile; a refused frame runs no SQL (nothing but the
+ * screen runs for it).
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { MAX_QUEUED } from "../../../src/session/lanes.ts";
+import { sessionStub } from "../../support/session-stub.ts";
 import { connect, uniqueSession } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -42,6 +45,39 @@ describe("flood of creates on one socket", () => {
       60_000,
     );
     expect(ws.closeEvent).toBeNull();
+    ws.close();
+  });
+});
+
+describe("a create refused as a flood", () => {
+  it("costs its session no storage work (the screen runs before the hibernation handler's other work)", async () => {
+    const hold = uniqueSession("flood-sql-hold");
+    const session = uniqueSession("flood-sql");
+    const ws = await connect({ session });
+    ws.send({ type: "response.create", model: MODEL, input: `running [sim:hold=${hold}]` });
+    await ws.until((frames) => frames.some((f) => f.type === "response.created"));
+    const tiny = JSON.stringify({ type: "response.create", model: MODEL, input: "x [sim:tokens=1]" });
+    for (let i = 0; i < MAX_QUEUED; i++) ws.send(tiny);
+    // A frame after the queue filled is answered only once the 64 were queued.
+    ws.send(tiny);
+    const refused = () => ws.frames.filter((f) => f.type === "error").length;
+    await ws.until(() => refused() === 1);
+    const seen: string[] = [];
+    await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => {
+      const sql = state.storage.sql;
+      const exec = sql.exec.bind(sql);
+      sql.exec = ((query: string, ...bindings: unknown[]) => {
+        seen.push(query.replace(/\s+/g, " ").slice(0, 80));
+        return exec(query, ...bindings);
+      }) as typeof sql.exec;
+    });
+    for (let i = 0; i < 100; i++) ws.send(tiny);
+    await ws.until(() => refused() === 101);
+    expect([...seen]).toEqual([]);
+    // The probe is on the right object: the turns that run once the hold is released use SQL.
+    await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
+    await ws.until((frames) => frames.some((f) => f.type === "response.completed"));
+    expect(seen.length).toBeGreaterThan(0);
     ws.close();
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * The flooding client of `npm run bench:tenancy`, in a process of its own so that its send loop
+ * and the replies it receives cost the measuring process nothing (on one Node thread a loop of
+ * 10,000 `send`s would stall the quiet session's own timers, and charge that to Deltagate).
+ * Usage: node bench/tenancy-flooder.ts WS_URL KEY SESSION FRAMES
+ * Opens one socket, prints "open", waits for "go" on stdin, sends FRAMES tiny `response.create`s
+ * at once, then prints one JSON line: the replies by event type/code and how the socket ended.
+ */
+import { createInterface } from "node:readline";
+import WebSocket from "ws";
+
+const [url, key, session, framesArg] = process.argv.slice(2);
+if (!url || !key || !session || !framesArg)
+  throw new Error("usage: tenancy-flooder.ts WS_URL KEY SESSION FRAMES");
+const frames = Number(framesArg);
+
+const replies: Record<string, number> = {};
+let closed: { code: number; reason: string } | null = null;
+const ws = new WebSocket(url, { headers: { authorization: `Bearer ${key}`, "session-id": session } });
+ws.on("message", (data) => {
+  const event = JSON.parse(String(data)) as { type: string; error?: { code?: string } };
+  const label = event.type === "error" ? `error:${event.error?.code ?? "?"}` : event.type;
+  replies[label] = (replies[label] ?? 0) + 1;
+});
+ws.on("close", (code, reason) => {
+  closed = { code, reason: String(reason) };
+});
+await new Promise<void>((resolve, reject) => {
+  ws.once("open", () => resolve());
+  ws.once("error", reject);
+});
+process.stdout.write("open\n");
+const lines = createInterface({ input: process.stdin });
+for await (const line of lines) {
+  if (line.trim() !== "go") continue;
+  const frame = JSON.stringify({
+    type: "response.create",
+    model: "deltagate-sim",
+    input: "x [sim:tokens=1]",
+    store: false,
+  });
+  for (let i = 0; i < frames; i++) ws.send(frame);
+  break;
+}
+lines.close();
+// Done once the socket closed, or nothing came for 2 s.
+let count = -1;
+while (closed === null) {
+  const total = Object.values(replies).reduce((a, b) => a + b, 0);
+  if (total === count) break;
+  count = total;
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+}
+process.stdout.write(`${JSON.stringify({ replies, closed })}\n`);
+ws.close();
+process.exit(0);
