@@ -9,8 +9,9 @@
  * replaced before the 60-minute limit, closed with 1000 "idle" by the keep-warm policy of
  * client-presence.ts so the session Durable Object can hibernate — an open outbound socket and a
  * pending timer both keep it in memory,
- * https://developers.cloudflare.com/durable-objects/concepts/durable-object-lifecycle/), the turn
- * queue, and transparent recovery.
+ * https://developers.cloudflare.com/durable-objects/concepts/durable-object-lifecycle/ —, and
+ * closed for good once `dispose`d, when the turns queued on it are done: the session's credential
+ * for the route changed, src/upstream/router.ts), the turn queue, and transparent recovery.
  *
  * Recovery: every loss of upstream state before the response's first output event
  * (`previous_response_not_found`, `websocket_connection_limit_reached`, the socket closing or
@@ -100,6 +101,8 @@ export class ResponsesWsUpstream implements Upstream {
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   /** `dispose` was called: the socket closes once no turn is queued, and none is opened again. */
   private disposed = false;
+  /** Stops listening to the session's client sockets (`dispose`). */
+  private readonly unsubscribe: () => void;
 
   constructor(options: ResponsesWsOptions) {
     this.target = {
@@ -112,11 +115,12 @@ export class ResponsesWsUpstream implements Upstream {
     this.keepWarmMs = options.keepWarmMs ?? DEFAULT_KEEP_WARM_MS;
     this.presence = options.presence ?? null;
     // A client opening or closing moves the idle deadline (its last close shortens it).
-    this.presence?.subscribe(() => {
-      if (this.idleTimer === null) return;
-      this.cancelIdle();
-      this.armIdle();
-    });
+    this.unsubscribe =
+      this.presence?.subscribe(() => {
+        if (this.idleTimer === null) return;
+        this.cancelIdle();
+        this.armIdle();
+      }) ?? (() => {});
     this.rotateAfterMs = options.rotateAfterMs ?? ROTATE_AFTER_MS;
     this.capacity = options.cachedResponses ?? 1;
   }
@@ -167,6 +171,7 @@ export class ResponsesWsUpstream implements Upstream {
    */
   dispose(): void {
     this.disposed = true;
+    this.unsubscribe();
     this.closeIfDisposed();
   }
 
