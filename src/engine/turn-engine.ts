@@ -5,7 +5,8 @@
  *   1. `resolveParent`: `previous_response_id`, visible to the caller (the session's one rule:
  *      store:true within retention; store:false its own socket, or another socket of the tenant
  *      within the grace window; imported from another session of the tenant when needed);
- *   1b. `planChain` (transparent deltas, src/resend/): a request without `previous_response_id`
+ *   1b. `planChain` (transparent deltas, src/resend/): item references become the items they
+ *      name (item-references.ts); a request without `previous_response_id`
  *      whose input begins with exactly a chain the session holds (same settings, visible to the
  *      caller by the same rule) continues that chain with the rest of its input as its own; every
  *      turn's chain hash is computed here (one pass over its own input), and reasoning items
@@ -44,6 +45,7 @@ import type { StoredItem } from "../protocol/items.ts";
 import { checkSettingSizes } from "../protocol/size-limits.ts";
 import { type ChainState, extendChain, resendKey } from "../resend/chain-hash.ts";
 import { itemFingerprint, settingsKey } from "../resend/fingerprint.ts";
+import { resolveReferences } from "../resend/item-references.ts";
 import { findResend, prefixChains } from "../resend/match.ts";
 import { restoreReasoning } from "../resend/reasoning-restore.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
@@ -246,15 +248,18 @@ export class TurnEngine {
    * the caller may continue with the same settings (its own input is then the rest). Computes the
    * turn's chain hash through its input (a fingerprint per own input item; for a request without
    * a parent, the rolling hash of every prefix, which the match needs anyway), and restores
-   * reasoning items resent without their encrypted content.
-   * @throws {ApiError} 400 `item_too_large` for an oversized item.
+   * reasoning items resent without their encrypted content. Item references are resolved first.
+   * @throws {ApiError} 400 `item_too_large` for an oversized item; 404 for an item reference
+   *   that names no item the caller may see.
    */
   private planChain(request: CreateRequest, named: ResponseRecord | null, scope: TurnScope): ChainPlan {
-    // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/).
-    const { items: all, trigger } = splitTrigger(inputItems(request));
     // The session's one visibility rule, through the one call the engine has for it.
     const visible = (record: ResponseRecord | null) =>
       record !== null && this.deps.mayContinue(record, scope);
+    // A trailing `compaction_trigger` is taken off: never stored nor echoed (src/compaction/);
+    // item references become the items they name, before anything reads the input.
+    const { items: own, trigger } = splitTrigger(inputItems(request));
+    const all = this.resolveReferences(own, scope);
     const key = settingsKey(request, storedSettings(request));
     let parent = named;
     let matched = 0;
@@ -271,7 +276,11 @@ export class TurnEngine {
           history: (id: string) => this.deps.history(id),
           visible,
         };
-        const match = findResend(lookup, key, normalizeInput(request.input).slice(0, all.length), chains);
+        // The items as the client sent them (ids only where it gave one; a reference, resolved).
+        const given = normalizeInput(request.input)
+          .slice(0, all.length)
+          .map((item, index) => (all[index] !== own[index] ? all[index]! : item));
+        const match = findResend(lookup, key, given, chains);
         if (match) {
           parent = match.parent;
           matched = match.matched;
@@ -282,6 +291,18 @@ export class TurnEngine {
       visible(this.deps.store.get(id)),
     );
     return { parent, input, matched, chain, settingsKey: key, trigger };
+  }
+
+  /**
+   * `items` with each `item_reference` replaced by the item it names, from a response visible to
+   * `scope` (src/resend/item-references.ts).
+   * @throws {ApiError} 404 `Item with id '…' not found.` for a reference that names none.
+   */
+  resolveReferences(items: StoredItem[], scope: TurnScope): StoredItem[] {
+    return resolveReferences(items, this.deps.store, (id) => {
+      const record = this.deps.store.get(id);
+      return record !== null && this.deps.mayContinue(record, scope);
+    });
   }
 
   /**

@@ -52,6 +52,13 @@ export const reasoningItem = z.looseObject({
 
 const otherItem = z.looseObject({ type: z.string().min(1), id: z.string().min(1).optional() });
 
+/**
+ * `item_reference`: an item stored earlier, by id. The session resolves it to the item it holds
+ * before anything else reads the input (src/resend/item-references.ts); it is never stored or
+ * sent upstream as a reference.
+ */
+const itemReference = z.looseObject({ type: z.literal("item_reference"), id: z.string().min(1) });
+
 export type MessageItem = z.infer<typeof messageItem>;
 export type FunctionCallItem = z.infer<typeof functionCallItem>;
 export type FunctionCallOutputItem = z.infer<typeof functionCallOutputItem>;
@@ -70,11 +77,11 @@ const schemaByType = new Map<string, z.ZodType<Item>>([
   ["function_call", functionCallItem],
   ["function_call_output", functionCallOutputItem],
   ["reasoning", reasoningItem],
+  ["item_reference", itemReference],
 ]);
 
 /**
- * The input item types OpenAI accepts besides `item_reference` (refused below with its own
- * message): the `type`s of `ResponseInputItem` in the `openai` SDK this repository pins
+ * The input item types OpenAI accepts: the `type`s of `ResponseInputItem` in the `openai` SDK this repository pins
  * (openai-node 7.59.0, generated from OpenAI's API specification).
  * Source: https://platform.openai.com/docs/api-reference/responses/create#responses_create-input
  */
@@ -94,6 +101,7 @@ export const INPUT_ITEM_TYPES: ReadonlySet<string> = new Set([
   "function_call",
   "function_call_output",
   "image_generation_call",
+  "item_reference",
   "local_shell_call",
   "local_shell_call_output",
   "mcp_approval_request",
@@ -124,7 +132,7 @@ function unsupportedType(type: string): string {
 
 /**
  * The schema for one input item: adds `type:"message"` to role-only items, then validates by
- * type. `item_reference` is rejected (Deltagate keeps no global item index; send the item).
+ * type (an `item_reference` needs its `id`).
  */
 export const inputItem: z.ZodType<Item> = z.preprocess(
   (value) => {
@@ -134,13 +142,6 @@ export const inputItem: z.ZodType<Item> = z.preprocess(
     return value;
   },
   z.looseObject({ type: z.string().min(1) }).transform((value, ctx): Item => {
-    if (value.type === "item_reference") {
-      ctx.addIssue({
-        code: "custom",
-        message: "item_reference input items are not supported; send the item.",
-      });
-      return z.NEVER;
-    }
     if (!INPUT_ITEM_TYPES.has(value.type)) {
       ctx.addIssue(openAIIssue(unsupportedType(value.type), "invalid_value"));
       return z.NEVER;

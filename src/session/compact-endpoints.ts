@@ -92,8 +92,12 @@ export class CompactEndpoints {
     input: CompactRequest["input"],
     tenant: string,
   ): Promise<{ items: StoredItem[]; inputStart: number }> {
-    const own = splitTrigger(inputItems({ input: input ?? [] })).items;
     const scope = { connId: newScopeId("http"), tenant };
+    // Item references become the items they name, as for a turn (src/resend/item-references.ts).
+    const own = this.deps.engine.resolveReferences(
+      splitTrigger(inputItems({ input: input ?? [] })).items,
+      scope,
+    );
     const history = await this.deps.engine.historyFor(previousResponseId ?? null, own, scope);
     return { items: [...history, ...own], inputStart: history.length };
   }

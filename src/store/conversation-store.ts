@@ -509,6 +509,26 @@ export class ConversationStore {
       .map((row) => ({ item: this.decodeItem(row).item, responseId: row.response_id }));
   }
 
+  /**
+   * The items with this id the session holds (input and output rows of its responses), newest
+   * response first, each with the id of its response, exactly as stored: what an `item_reference`
+   * names (src/resend/item-references.ts). Indexed (migrations/0009_items_by_id.sql).
+   */
+  heldItems(id: string, limit = 4): Array<{ item: StoredItem; responseId: string }> {
+    return this.sql
+      .exec<ItemRowData>(
+        `SELECT items.response_id, items.kind, items.position, items.data, items.pieces, items.tokens,
+           length(CAST(items.data AS BLOB)) AS bytes
+         FROM items JOIN responses ON responses.id = items.response_id
+         WHERE items.id = ?
+         ORDER BY responses.created_at DESC LIMIT ?`,
+        id,
+        limit,
+      )
+      .toArray()
+      .map((row) => ({ item: this.decodeItem(row).item, responseId: row.response_id }));
+  }
+
   /** The model of the session's latest response, or null before the first. */
   lastModel(): string | null {
     return (

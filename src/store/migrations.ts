@@ -13,6 +13,7 @@ import v5 from "../../migrations/0005_released_scopes.sql";
 import v6 from "../../migrations/0006_safety.sql";
 import v7 from "../../migrations/0007_responses_by_parent.sql";
 import v8 from "../../migrations/0008_resend_chains.sql";
+import v9 from "../../migrations/0009_items_by_id.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -30,6 +31,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 6, sql: v6 },
   { version: 7, sql: v7 },
   { version: 8, sql: v8 },
+  { version: 9, sql: v9 },
 ];
 
 /**

@@ -75,7 +75,9 @@ describe("parseClientFrame: structural limits", () => {
           ? { type, call_id: "c", name: "f", arguments: "{}" }
           : type === "function_call_output"
             ? { type, call_id: "c", output: "o" }
-            : { type, summary: [] },
+            : type === "item_reference"
+              ? { type, id: "msg_1" }
+              : { type, summary: [] },
     );
     const event = parseClientFrame(create({ input: items }));
     expect(event.type === "response.create" && event.request.input).toHaveLength(INPUT_ITEM_TYPES.size);
