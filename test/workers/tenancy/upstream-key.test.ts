@@ -138,11 +138,16 @@ describe("a tenant's own upstream key", () => {
     expect(third?.key).toBe(await fingerprint(DEPLOYMENT_KEY));
     expect(third?.connection).not.toBe(first?.connection);
     await expect
-      .poll(async () => {
-        const res = await fetch(`${inject("simulatorUrl")}/_sim/ws-connections`);
-        const all = ((await res.json()) as { data: { id: number; closedAt: number | null }[] }).data;
-        return all.find((c) => c.id === first?.connection)?.closedAt ?? null;
-      })
+      .poll(
+        async () => {
+          const res = await fetch(`${inject("simulatorUrl")}/_sim/ws-connections`);
+          const all = ((await res.json()) as { data: { id: number; closedAt: number | null }[] }).data;
+          return all.find((c) => c.id === first?.connection)?.closedAt ?? null;
+          // The close handshake reaches the simulator in its own time: a bound, not a speed claim,
+          // generous because this file runs beside other workerd files on 2 cores.
+        },
+        { timeout: 15_000 },
+      )
       .not.toBeNull();
     ws.close();
   });
