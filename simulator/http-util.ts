@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorEnvelope, invalidRequest, type SimError } from "./errors.ts";
 import { newId } from "./ids.ts";
 import { isJsonObject, type JsonObject } from "./json.ts";
-import type { RecordedRequest, RecordedTransport, Recorder } from "./recorder.ts";
+import { keyFingerprint, type RecordedRequest, type RecordedTransport, type Recorder } from "./recorder.ts";
 import type { SimState } from "./state.ts";
 
 /** Maximum accepted request body, bytes (64 MiB). */
@@ -137,7 +137,7 @@ export async function receivePost(
   const raw = await readBody(req);
   const modelStartMs = Date.now();
   const body = parseJsonObject(raw);
-  const record = state.recorder.begin(transport, path, raw, body);
+  const record = state.recorder.begin(transport, path, raw, body, keyFingerprint(req.headers.authorization));
   const finish = (status: number | null, note = ""): void => {
     record.status = status;
     state.recorder.changed();

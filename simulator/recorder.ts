@@ -4,6 +4,8 @@
  * whether the client went away mid-stream (`aborted`) and the final status.
  */
 
+import { createHash } from "node:crypto";
+
 /** Which endpoint family received the request. */
 export type RecordedTransport = "http" | "ws" | "chat" | "moderations";
 
@@ -41,6 +43,12 @@ export interface RecordedRequest {
   simulatedFailure: string | null;
   /** WS frames: the id of the connection that carried it (`/_sim/ws-connections`); else null. */
   connectionId: number | null;
+  /**
+   * Which bearer key the request (WS frames: their connection's upgrade) carried, as
+   * `keyFingerprint` computes it, or null when none: tests can tell which key Deltagate used
+   * without the simulator keeping a credential.
+   */
+  keyFingerprint: string | null;
   /** Raw body text (used by `contains` filtering; not serialized by `/_sim/requests`). */
   rawText: string;
 }
@@ -55,7 +63,13 @@ export class Recorder {
   readonly #waiters = new Set<() => void>();
 
   /** Starts a record for a request that just arrived; returns the live (mutable) record. */
-  begin(transport: RecordedTransport, path: string, rawText: string, body: unknown): RecordedRequest {
+  begin(
+    transport: RecordedTransport,
+    path: string,
+    rawText: string,
+    body: unknown,
+    keyFingerprint: string | null = null,
+  ): RecordedRequest {
     const record: RecordedRequest = {
       seq: ++this.#seq,
       at: Date.now(),
@@ -70,6 +84,7 @@ export class Recorder {
       status: null,
       simulatedFailure: null,
       connectionId: null,
+      keyFingerprint,
       rawText,
     };
     this.#records.push(record);
@@ -126,4 +141,13 @@ export class Recorder {
 export function recordToJson(record: RecordedRequest): RecordedRequestJson {
   const { rawText: _raw, ...rest } = record;
   return rest;
+}
+
+/**
+ * The fingerprint of the bearer token in an `Authorization` header: the first 16 hex digits of
+ * its SHA-256, or null when the header carries none.
+ */
+export function keyFingerprint(authorization: string | undefined): string | null {
+  const key = /^Bearer\s+(\S+)/i.exec(authorization ?? "")?.[1];
+  return key ? createHash("sha256").update(key).digest("hex").slice(0, 16) : null;
 }

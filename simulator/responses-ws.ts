@@ -15,7 +15,7 @@ import { invalidRequest, previousResponseNotFound, SimError, toSimError, wsError
 import { midstreamCutIndex } from "./events.ts";
 import { isJsonObject, type JsonObject } from "./json.ts";
 import { PrefixCache } from "./prefix-cache.ts";
-import type { RecordedRequest } from "./recorder.ts";
+import { keyFingerprint, type RecordedRequest } from "./recorder.ts";
 import { prepareTurn } from "./responses-turn.ts";
 import type { SimState } from "./state.ts";
 import { ResponseStore } from "./store.ts";
@@ -35,6 +35,8 @@ interface Connection {
   /** Tail of the sequential frame queue. */
   queue: Promise<void>;
   path: string;
+  /** The upgrade's bearer key, fingerprinted (recorder.ts `keyFingerprint`). */
+  key: string | null;
   /** This connection's entry in `/_sim/ws-connections`. */
   log: WsConnectionRecord;
 }
@@ -63,6 +65,7 @@ export function handleWsUpgrade(
       closed: new AbortController(),
       queue: Promise.resolve(),
       path: (req.url ?? "/v1/responses").split("?")[0] ?? "/v1/responses",
+      key: keyFingerprint(req.headers.authorization),
       log: state.wsConnections.open(),
     };
     state.log("WS connected on /v1/responses");
@@ -130,7 +133,7 @@ async function handleFrame(
       body = null;
     }
   }
-  const record = state.recorder.begin("ws", conn.path, text ?? "", body);
+  const record = state.recorder.begin("ws", conn.path, text ?? "", body, conn.key);
   record.bytes = bytes;
   record.connectionId = conn.log.id;
   if (!body) {

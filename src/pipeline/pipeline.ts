@@ -30,9 +30,11 @@ export interface PipelineServices {
   /**
    * The model's route chain: its routes with retry, then fallback, before the first event
    * (src/upstream/router.ts, src/upstream/fallback.ts).
+   * A promise when the session must first confirm the credential (a tenant's own upstream key
+   * past its bound, src/tenancy/tenant-upstream-key.ts).
    * @throws {ApiError} 400 `model_not_found` when no route serves the model.
    */
-  routeChain(model: string): Upstream;
+  routeChain(model: string): Upstream | Promise<Upstream>;
   /** The session's context window (src/context/context-window.ts). */
   window: ContextWindow;
   /** The session's safety checks (src/safety/session-safety.ts). */
@@ -45,14 +47,14 @@ export interface PipelineServices {
 
 /** Builds a turn's upstream: the model's route chain wrapped by the stages, innermost first. */
 export class TurnPipeline {
-  private readonly source: (model: string) => Upstream;
+  private readonly source: (model: string) => Upstream | Promise<Upstream>;
   private readonly stages: readonly TurnStage[];
 
   /**
    * @param source the innermost upstream of a model.
    * @param stages decorators, innermost first.
    */
-  constructor(source: (model: string) => Upstream, stages: readonly TurnStage[]) {
+  constructor(source: (model: string) => Upstream | Promise<Upstream>, stages: readonly TurnStage[]) {
     this.source = source;
     this.stages = stages;
   }
@@ -62,7 +64,7 @@ export class TurnPipeline {
    * @throws {ApiError} when the model has no route or a stage rejects the turn.
    */
   async upstreamFor(turn: PreparedTurn): Promise<Upstream> {
-    let upstream = this.source(turn.request.model);
+    let upstream = await this.source(turn.request.model);
     for (const stage of this.stages) upstream = await stage.wrap(upstream, turn);
     return upstream;
   }

@@ -2,7 +2,8 @@
  * Secret redaction: the one place that knows what a secret looks like. Every string that came
  * from an upstream or a request and may reach a client, storage or a log (error messages, error
  * objects of streamed events, stored errors) passes through `SecretRedactor.text`/`json`.
- * Invariant: a configured secret (by value: every upstream key, every tenant key, every binding
+ * Invariant: a configured secret (by value: every upstream key, every tenant key, every tenant's
+ * own upstream key a session of this isolate has unsealed, every binding
  * whose name says it is a key, token, secret or password) never survives redaction, nor does a
  * token of a known key shape (OpenAI `sk-…`, Groq `gsk_…`, xAI `xai-…`, Google `AIza…`, Fireworks
  * `fw_…`, Anthropic `sk-ant-…`, Azure 32-hex keys, `Bearer …`, Deltagate's client secrets
@@ -56,15 +57,26 @@ const KEY_SHAPES: readonly RegExp[] = [
 /** Replaces configured secret values and known key shapes in strings and JSON values. */
 export class SecretRedactor {
   /** Longest first, so a secret that contains another is replaced whole. */
-  private readonly values: readonly string[];
+  private values: readonly string[];
 
   /** @param values secret values; blanks and values shorter than 8 characters are ignored. */
   constructor(values: Iterable<string>) {
-    const unique = new Set<string>();
+    this.values = [];
+    this.add(values);
+  }
+
+  /**
+   * Learns further secret values at run time (a tenant's own upstream key, once its session has
+   * unsealed it: src/tenancy/tenant-upstream-key.ts). A value is never forgotten: a key removed
+   * from its tenant may still be quoted by a late upstream error.
+   */
+  add(values: Iterable<string>): void {
+    const unique = new Set<string>(this.values);
     for (const value of values) {
       const trimmed = value.trim();
       if (trimmed.length >= MIN_SECRET_LENGTH) unique.add(trimmed);
     }
+    if (unique.size === this.values.length) return;
     this.values = [...unique].sort((a, b) => b.length - a.length);
   }
 

@@ -28,6 +28,11 @@ export interface ConnectionAttachment {
   keyId?: string;
   /** The tenant's socket lease, released on close (src/tenancy/socket-admission.ts). */
   lease?: string;
+  /**
+   * The tenant had its own upstream key at the upgrade: a session woken from hibernation reads it
+   * before its next turn (src/tenancy/tenant-upstream-key.ts). Never the key itself.
+   */
+  ownUpstreamKey?: true;
 }
 
 /** In-memory state of one socket while the Durable Object is awake. */

@@ -1,7 +1,8 @@
 /**
  * The composition of a session Durable Object: builds its modules from the environment's
  * configuration and wires them together — storage and its dependents (the safety checks' chain
- * marks go with their responses), the store:false scope lifecycle, upstreams, the turn pipeline
+ * marks go with their responses), the store:false scope lifecycle, upstreams (with the tenant's
+ * own upstream key where it replaces the deployment's), the turn pipeline
  * and engine, cross-session transfer, the one visibility rule, both transports and the unary
  * context endpoints (compaction, token counting). The Durable
  * Object (session-do.ts) keeps only lifecycle and entry points.
@@ -86,7 +87,14 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const live = new LiveRegistry(config.abandonGraceMs);
   const presence = new ClientPresence(hooks.openScopes);
   const adapterDefaults = { ...config, presence };
-  const router = new UpstreamRouter(config.routes, (route) => createAdapter(route, adapterDefaults));
+  // Each route's credential: a tenant's own upstream key replaces the deployment's (src/tenancy/).
+  const keys = tenancy.upstreamKey;
+  const router = new UpstreamRouter(
+    config.routes,
+    (route) => createAdapter(route, adapterDefaults),
+    (route) => keys.keyFor(route),
+  );
+  keys.onChange(() => router.rekey()); // sockets opened with an old key carry no further turn
   const visibility: VisibilitySettings = config;
   const transfer = new ResponseTransfer({
     store,
@@ -98,7 +106,8 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   });
   const window = new ContextWindow(store);
   const pipeline = createTurnPipeline({
-    routeChain: (model) => router.upstreamFor(model),
+    // A tenant key past its bound is confirmed first (a round trip only then: the warm path awaits nothing).
+    routeChain: (model) => keys.ready()?.then(() => router.upstreamFor(model)) ?? router.upstreamFor(model),
     window,
     safety,
     redactor: config.redactor,

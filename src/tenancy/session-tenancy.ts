@@ -6,7 +6,9 @@
  * - the admission of each create, WebSocket or HTTP (limits, allowed models, aliases);
  * - each finished turn's usage, by key and model;
  * - the safety policy of the tenant (the tenant's own replaces its `SAFETY_TENANTS` entry);
- * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound).
+ * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound);
+ * - the tenant's own upstream key (tenant-upstream-key.ts): every snapshot and sync updates it,
+ *   and an upgrade of a tenant that has one reads it before the upstream is warmed.
  */
 import type { Config } from "../config/config.ts";
 import type { TurnScope } from "../engine/turn-engine.ts";
@@ -20,6 +22,7 @@ import { socketTenancyOf } from "./socket-admission.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";
 import type { Tenant } from "./tenant.ts";
 import { TenantGate } from "./tenant-gate.ts";
+import { TenantUpstreamKey } from "./tenant-upstream-key.ts";
 import { UsageOutbox } from "./usage-outbox.ts";
 
 /** What tenancy reads of a socket's attachment (src/session/connection.ts keeps these fields). */
@@ -27,12 +30,15 @@ export interface TenancyAttachment {
   tenant: string;
   keyId?: string;
   lease?: string;
+  ownUpstreamKey?: true;
 }
 
 /** The tenancy fields a socket's attachment keeps (connection.ts). */
 export interface SocketKeys {
   keyId?: string;
   lease?: string;
+  /** The tenant had its own upstream key at the upgrade (read again after a hibernation). */
+  ownUpstreamKey?: true;
 }
 
 /** Collaborators of a session's tenancy. */
@@ -52,11 +58,25 @@ export class SessionTenancy {
   readonly gate: TenantGate;
   /** The safety settings the session's checks use: the deployment's, with the tenant's policy. */
   readonly safety: SafetySettings;
+  /** The tenant's own upstream key, if it brought one (the session's router asks it per route). */
+  readonly upstreamKey: TenantUpstreamKey;
 
   constructor(deps: SessionTenancyDeps) {
     this.deps = deps;
     const safetyOverrides = new Map<string, PolicyOverride>(deps.config.safety.tenants);
     this.safety = { ...deps.config.safety, tenants: safetyOverrides };
+    const { config } = deps;
+    this.upstreamKey = new TenantUpstreamKey({
+      tenant: deps.tenant,
+      controlSecret: config.controlSecret,
+      defaultBaseUrl: config.upstream.baseUrl,
+      redactor: config.redactor,
+      controlPlane: deps.env.TENANTS !== undefined,
+      sync: () => this.gate.flush(),
+    });
+    // Woken from hibernation: the key is gone from memory; a socket that saw one makes the next
+    // turn read it again (a tenant without one costs nothing here).
+    if (deps.sockets().some(({ attachment }) => attachment?.ownUpstreamKey)) this.upstreamKey.observe(true);
     this.gate = new TenantGate({
       tenants: deps.env.TENANTS,
       source: deps.ctx.id.toString(),
@@ -65,6 +85,7 @@ export class SessionTenancy {
       outbox: new UsageOutbox(deps.ctx.storage.sql),
       safetyOverrides,
       onRevoked: (keyIds) => this.closeRevoked(keyIds),
+      onUpstreamKey: (sealed) => this.upstreamKey.learn(sealed),
       track: (promise) => deps.ctx.waitUntil(promise),
       now: Date.now,
     });
@@ -79,9 +100,14 @@ export class SessionTenancy {
   async upgrading(headers: Headers): Promise<SocketKeys> {
     const tenancy = socketTenancyOf(headers);
     if (!tenancy) return {};
-    this.gate.observe(tenancy.tenant);
+    this.observe(tenancy.tenant);
     if (this.gate.needsView()) await this.gate.flush();
-    return { keyId: tenancy.tenant.keyId, ...(tenancy.lease ? { lease: tenancy.lease } : {}) };
+    await this.upstreamKey.ready()?.catch(() => {}); // before warming; a failure is the first turn's
+    return {
+      keyId: tenancy.tenant.keyId,
+      ...(tenancy.lease ? { lease: tenancy.lease } : {}),
+      ...(tenancy.tenant.ownUpstreamKey ? { ownUpstreamKey: true as const } : {}),
+    };
   }
 
   /**
@@ -93,9 +119,15 @@ export class SessionTenancy {
     bytes: number,
     tenant: Tenant | undefined,
   ): Promise<ApiError | null> {
-    if (tenant) this.gate.observe(tenant);
+    if (tenant) this.observe(tenant);
     if (this.gate.needsView()) await this.gate.flush();
     return this.admit(request, bytes);
+  }
+
+  /** A Worker snapshot of the tenant (≤ the key cache's bound old). */
+  private observe(tenant: Tenant): void {
+    this.gate.observe(tenant);
+    this.upstreamKey.observe(tenant.ownUpstreamKey);
   }
 
   /** A socket closed: its lease goes back to the tenant. */

@@ -3,7 +3,8 @@
  * store. Composes `TenantStore`; owns the RPC surface the data plane and the admin API use:
  * - `resolve`: a key (by hash) → the tenant snapshot the Worker caches (api-keys.ts, key-cache.ts);
  * - `sync`: a session's usage outbox batch in, the tenant-wide counters and limits out
- *   (tenant-gate.ts), with the revoked keys among those the session's sockets use;
+ *   (tenant-gate.ts), with the revoked keys among those the session's sockets use and the
+ *   tenant's own upstream key, sealed (tenant-upstream-key.ts unseals it in the session);
  * - `openSocket` / `closeSocket`: socket leases (max_sockets, sessions_per_key);
  * - admin: create, update, keys, usage.
  * Why a Durable Object per tenant: strongly consistent (a revocation or a budget is exact here), no
@@ -63,6 +64,11 @@ export interface SyncReply {
   day: string;
   tokensToday: number;
   revoked: string[];
+  /**
+   * The tenant's own upstream key, still sealed (control-crypto.ts; null: none): only the session
+   * unseals it, in memory (tenant-upstream-key.ts), so it never travels or rests in clear.
+   */
+  upstreamKey: string | null;
 }
 
 /** The admin view of a tenant. */
@@ -140,6 +146,7 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
       day,
       tokensToday: counters.tokens,
       revoked: this.store.revokedAmong(report.keyIds),
+      upstreamKey: row?.upstream_key_sealed ?? null,
     };
   }
 

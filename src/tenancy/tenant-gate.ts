@@ -7,8 +7,9 @@
  *   counts of the last sync plus what this session admitted or used since;
  * - `finished`: the turn's usage into the outbox (usage-outbox.ts), in the turn's own commit;
  * - `flush`: one RPC to the tenant — the outbox batch and the turns admitted since the last one
- *   in, the tenant-wide counts, limits, settings and revoked keys out — `SYNC_MS` after activity,
- *   and from the alarm (no loss on eviction).
+ *   in, the tenant-wide counts, limits, settings, revoked keys and the sealed upstream key out —
+ *   `SYNC_MS` after activity, from the alarm (no loss on eviction), and before a turn whose
+ *   tenant upstream key is older than its bound (tenant-upstream-key.ts).
  * Approximation, documented in the README: another session's turns reach this view within
  * `SYNC_MS` plus the round trip, so a tenant spread over n busy sessions can exceed a per-minute
  * limit by what those sessions admit in that time; a session that just woke admits its first
@@ -50,6 +51,8 @@ export interface TenantGateDeps {
   safetyOverrides: Map<string, PolicyOverride>;
   /** Sockets of these keys are closed (their key was revoked). */
   onRevoked(keyIds: string[]): void;
+  /** The tenant's own upstream key as each sync read it, sealed (tenant-upstream-key.ts). */
+  onUpstreamKey(sealed: string | null): Promise<void>;
   /** Keeps a background sync alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
   now(): number;
@@ -68,7 +71,7 @@ export class TenantGate {
   private limits: TenantLimits | null = null;
   private settings: TenantSettings = {};
   /** Tenant-wide counts as of the last sync. */
-  private view: Omit<SyncReply, "applied" | "limits" | "settings" | "revoked"> | null = null;
+  private view: Omit<SyncReply, "applied" | "limits" | "settings" | "revoked" | "upstreamKey"> | null = null;
   /** Admitted here and not yet sent / being sent, by minute. */
   private pending = new Map<number, Counts>();
   private sending = new Map<number, Counts>();
@@ -200,10 +203,11 @@ export class TenantGate {
     this.deps.outbox.ack(reply.applied);
     this.sending = new Map();
     this.tokensSending = new Map();
-    const { applied: _a, limits, settings, revoked, ...view } = reply;
+    const { applied: _a, limits, settings, revoked, upstreamKey, ...view } = reply;
     this.view = view;
     if (limits) this.apply(tenant, limits, settings);
     if (revoked.length > 0) this.deps.onRevoked(revoked);
+    await this.deps.onUpstreamKey(upstreamKey);
     if (this.deps.outbox.oldestAt() !== null && entries.length > 0) this.schedule();
   }
 

@@ -3,7 +3,8 @@
  * caches per key (`Tenant`). Owns their schemas: the admin API accepts exactly these fields, and
  * everything the control plane stores passes them.
  * Invariant: a `Tenant` never carries a secret (the tenant's upstream key stays sealed in its
- * Durable Object; only whether it has one travels).
+ * Durable Object and reaches a session only sealed, in its sync reply, to be unsealed there:
+ * tenant-upstream-key.ts; a `Tenant` says only whether there is one).
  */
 import { z } from "zod";
 import { policyOverrideSchema } from "../safety/policy.ts";
@@ -84,6 +85,9 @@ export interface Tenant {
   keyId: string;
   limits: TenantLimits;
   settings: TenantSettings;
-  /** Whether the tenant brought its own upstream key (it stays sealed in the tenant's Durable Object). */
+  /**
+   * Whether the tenant brought its own upstream key: `false` makes a session drop the key at once;
+   * `true` makes one that does not hold it read it before its next turn (tenant-upstream-key.ts).
+   */
   ownUpstreamKey: boolean;
 }

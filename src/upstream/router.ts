@@ -1,8 +1,13 @@
 /**
  * Per-session upstream selection: maps a model to its route chain (routes.ts) and keeps one
  * adapter instance per route for the session's lifetime in memory, so stateful adapters (the
- * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction.
- * Invariant: a model with no route is rejected before anything is sent anywhere.
+ * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction and
+ * which credential each adapter carries: the route's own key, unless the session's `RouteKeys`
+ * (a tenant's own upstream key, src/tenancy/tenant-upstream-key.ts) says otherwise.
+ * Invariants: a model with no route is rejected before anything is sent anywhere; an adapter is
+ * used only while its credential is the one `RouteKeys` gives for its route — when that changes,
+ * the next lookup (or `rekey`) builds a new adapter and disposes the old one, whose warm socket
+ * closes once its queued turns are done.
  */
 import { ApiError } from "../protocol/errors.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
@@ -55,19 +60,39 @@ function routed(route: UpstreamRoute, adapter: Upstream): Upstream {
   return model ? decorateUpstream(adapter, { request: (request) => ({ ...request, model }) }) : adapter;
 }
 
+/** The bearer token a route's upstream calls carry now (default: the route's own `apiKey`). */
+export type RouteKeys = (route: UpstreamRoute) => string | null;
+
 /** The upstreams of one session Durable Object. */
 export class UpstreamRouter {
   private readonly routes: readonly UpstreamRoute[];
-  private readonly adapters = new Map<UpstreamRoute, Upstream>();
+  private readonly adapters = new Map<UpstreamRoute, { key: string | null; adapter: Upstream }>();
   private readonly factory: (route: UpstreamRoute) => Upstream;
+  private readonly keys: RouteKeys;
 
   /**
    * @param routes the parsed routing table (config.ts).
-   * @param factory adapter constructor (defaults to `createAdapter`; tests may pass their own).
+   * @param factory adapter constructor (defaults to `createAdapter`; tests may pass their own); it
+   *   gets the route with the key `keys` chose as its `apiKey`.
+   * @param keys the credential of each route (default: its own key).
    */
-  constructor(routes: readonly UpstreamRoute[], factory: (route: UpstreamRoute) => Upstream = createAdapter) {
+  constructor(
+    routes: readonly UpstreamRoute[],
+    factory: (route: UpstreamRoute) => Upstream = createAdapter,
+    keys: RouteKeys = (route) => route.apiKey,
+  ) {
     this.routes = routes;
     this.factory = factory;
+    this.keys = keys;
+  }
+
+  /** Disposes every adapter whose credential is no longer its route's (the key changed). */
+  rekey(): void {
+    for (const [route, entry] of this.adapters) {
+      if (entry.key === this.keys(route)) continue;
+      this.adapters.delete(route);
+      entry.adapter.dispose?.();
+    }
   }
 
   /**
@@ -98,11 +123,12 @@ export class UpstreamRouter {
   }
 
   private adapterFor(route: UpstreamRoute): Upstream {
-    let adapter = this.adapters.get(route);
-    if (!adapter) {
-      adapter = this.factory(route);
-      this.adapters.set(route, adapter);
-    }
+    const key = this.keys(route);
+    const entry = this.adapters.get(route);
+    if (entry?.key === key) return entry.adapter;
+    entry?.adapter.dispose?.();
+    const adapter = this.factory(key === route.apiKey ? route : { ...route, apiKey: key });
+    this.adapters.set(route, { key, adapter });
     return adapter;
   }
 }

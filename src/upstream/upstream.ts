@@ -92,6 +92,12 @@ export interface Upstream {
    * and never rejects.
    */
   preconnect?(): Promise<void>;
+  /**
+   * Optional: the session will not start another turn on this upstream (the credential it was
+   * built with changed: src/upstream/router.ts). Adapters with a connection of their own close it
+   * as soon as the turns already queued on it are done. Must not block or throw.
+   */
+  dispose?(): void;
 }
 
 /**

@@ -9,8 +9,9 @@
  * replaced before the 60-minute limit, closed with 1000 "idle" by the keep-warm policy of
  * client-presence.ts so the session Durable Object can hibernate — an open outbound socket and a
  * pending timer both keep it in memory,
- * https://developers.cloudflare.com/durable-objects/concepts/durable-object-lifecycle/), the turn
- * queue, and transparent recovery.
+ * https://developers.cloudflare.com/durable-objects/concepts/durable-object-lifecycle/ —, and
+ * closed for good once `dispose`d, when the turns queued on it are done: the session's credential
+ * for the route changed, src/upstream/router.ts), the turn queue, and transparent recovery.
  *
  * Recovery: every loss of upstream state before the response's first output event
  * (`previous_response_not_found`, `websocket_connection_limit_reached`, the socket closing or
@@ -98,6 +99,10 @@ export class ResponsesWsUpstream implements Upstream {
   /** Turns queued or running. */
   private active = 0;
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  /** `dispose` was called: the socket closes once no turn is queued, and none is opened again. */
+  private disposed = false;
+  /** Stops listening to the session's client sockets (`dispose`). */
+  private readonly unsubscribe: () => void;
 
   constructor(options: ResponsesWsOptions) {
     this.target = {
@@ -110,11 +115,12 @@ export class ResponsesWsUpstream implements Upstream {
     this.keepWarmMs = options.keepWarmMs ?? DEFAULT_KEEP_WARM_MS;
     this.presence = options.presence ?? null;
     // A client opening or closing moves the idle deadline (its last close shortens it).
-    this.presence?.subscribe(() => {
-      if (this.idleTimer === null) return;
-      this.cancelIdle();
-      this.armIdle();
-    });
+    this.unsubscribe =
+      this.presence?.subscribe(() => {
+        if (this.idleTimer === null) return;
+        this.cancelIdle();
+        this.armIdle();
+      }) ?? (() => {});
     this.rotateAfterMs = options.rotateAfterMs ?? ROTATE_AFTER_MS;
     this.capacity = options.cachedResponses ?? 1;
   }
@@ -148,12 +154,31 @@ export class ResponsesWsUpstream implements Upstream {
    * a failure only means the first turn connects itself), then lets the idle policy run.
    */
   preconnect(): Promise<void> {
-    if (this.active > 0 || this.socket?.isOpen) return Promise.resolve();
+    if (this.disposed || this.active > 0 || this.socket?.isOpen) return Promise.resolve();
     return this.ready()
-      .then(() => this.armIdle())
+      .then(() => {
+        this.armIdle();
+        this.closeIfDisposed(); // disposed while it was being opened
+      })
       .catch(() => {
         // the first turn will connect (and report) itself
       });
+  }
+
+  /**
+   * Closes the socket as soon as the turns already queued released it (at once when none is), so
+   * a socket opened with a credential the session no longer uses carries no further turn.
+   */
+  dispose(): void {
+    this.disposed = true;
+    this.unsubscribe();
+    this.closeIfDisposed();
+  }
+
+  private closeIfDisposed(): void {
+    if (!this.disposed || this.active > 0) return;
+    this.cancelIdle();
+    if (this.socket) this.retire(this.socket, "credential changed");
   }
 
   /** Runs `job` once every earlier turn released the socket; `job` must call `release` when done. */
@@ -170,6 +195,7 @@ export class ResponsesWsUpstream implements Upstream {
         this.lastUseAt = this.target.now();
         resolve();
         this.armIdle();
+        this.closeIfDisposed();
       };
     });
     const previous = this.tail;

@@ -86,6 +86,18 @@ describe("SecretRedactor", () => {
     }
   });
 
+  it("learns values at run time (a tenant's own upstream key), longest first, never forgetting", () => {
+    const redactor = new SecretRedactor(["plainConfiguredValue1"]);
+    expect(redactor.text("tenantOwnKeyZZ and tenantOwnKeyZZlonger")).toBe(
+      "tenantOwnKeyZZ and tenantOwnKeyZZlonger",
+    );
+    redactor.add(["tenantOwnKeyZZ", "short"]);
+    redactor.add(["tenantOwnKeyZZlonger"]);
+    expect(redactor.text("tenantOwnKeyZZ and tenantOwnKeyZZlonger, plainConfiguredValue1, short")).toBe(
+      "[redacted] and [redacted], [redacted], short",
+    );
+  });
+
   it("ignores configured values too short to be keys", () => {
     expect(redactor.text("short answer")).toBe("short answer");
   });

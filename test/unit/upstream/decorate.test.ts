@@ -1,6 +1,6 @@
 /**
  * The one Upstream decorator helper (src/upstream/decorate.ts): a decorated upstream forwards
- * `contextWindow` (read live), `prewarm` and `preconnect` to its inner upstream without the
+ * `contextWindow` (read live), `prewarm`, `preconnect` and `dispose` to its inner upstream without the
  * decorator writing them, and a request rewrite reaches `open` and `prewarm` alike.
  */
 import { describe, expect, it } from "vitest";
@@ -17,6 +17,7 @@ function recordingInner() {
     },
     prewarm: (request: UpstreamRequest) => void calls.push(`prewarm ${request.model}`),
     preconnect: async () => void calls.push("preconnect"),
+    dispose: () => void calls.push("dispose"),
   };
   return { calls, inner };
 }
@@ -24,7 +25,7 @@ function recordingInner() {
 const request = { model: "m" } as UpstreamRequest;
 
 describe("decorateUpstream", () => {
-  it("forwards contextWindow (live), prewarm and preconnect; open is the decorator's", async () => {
+  it("forwards contextWindow (live), prewarm, preconnect and dispose; open is the decorator's", async () => {
     const { calls, inner } = recordingInner();
     const decorated = decorateUpstream(inner, {
       open: async (r) => {
@@ -38,7 +39,8 @@ describe("decorateUpstream", () => {
     decorated.prewarm?.(request);
     await decorated.preconnect?.();
     await decorated.open(request, new AbortController().signal);
-    expect(calls).toEqual(["prewarm m", "preconnect", "decorator open", "open m"]);
+    decorated.dispose?.();
+    expect(calls).toEqual(["prewarm m", "preconnect", "decorator open", "open m", "dispose"]);
   });
 
   it("applies a request rewrite to open and prewarm alike", async () => {
@@ -57,5 +59,6 @@ describe("decorateUpstream", () => {
     expect(decorated.contextWindow).toBeUndefined();
     expect(() => decorated.prewarm?.(request)).not.toThrow();
     await expect(decorated.preconnect?.()).resolves.toBeUndefined();
+    expect(() => decorated.dispose?.()).not.toThrow();
   });
 });
