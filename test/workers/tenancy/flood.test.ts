@@ -73,7 +73,13 @@ describe("a create refused as a flood", () => {
     });
     for (let i = 0; i < 100; i++) ws.send(tiny);
     await ws.until(() => refused() === 101);
-    expect([...seen]).toEqual([]);
+    // Before the screen, each refused frame ran the store:false purge's read (100 statements here).
+    // What may land in this window is the tenant gate's one background sync, 1 s after the first
+    // create was admitted (src/tenancy/tenant-gate.ts `SYNC_MS`): a handful of statements, none
+    // of them per frame.
+    const duringFlood = [...seen];
+    expect(duringFlood.filter((q) => q.includes("released_scopes"))).toEqual([]);
+    expect(duringFlood.length).toBeLessThan(10);
     // The probe is on the right object: the turns that run once the hold is released use SQL.
     await fetch(`${inject("simulatorUrl")}/_sim/release?hold=${hold}`, { method: "POST" });
     await ws.until((frames) => frames.some((f) => f.type === "response.completed"));
