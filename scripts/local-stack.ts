@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
+import { runtimeOrigin } from "./runtime-origin.ts";
 
 /** The local development API key (documented in .dev.vars.example and the README). */
 export const LOCAL_DEV_KEY = "dg-local-dev-key";
@@ -87,6 +88,11 @@ export interface LocalStack {
   models: string[];
   /** The last output of wrangler (stdout and stderr interleaved), for diagnostics. */
   output(): string;
+  /**
+   * The origin of the runtime itself, behind wrangler's dev proxy (runtime-origin.ts): what a
+   * benchmark of one connection's effect on another measures, since a deployment has no proxy.
+   */
+  runtimeOrigin(): Promise<string>;
   /** Stops wrangler (its whole process group) and the simulator; idempotent. */
   stop(): Promise<void>;
   /**
@@ -381,6 +387,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     simulator,
     models,
     output: () => tail,
+    runtimeOrigin: () => runtimeOrigin(child.pid ?? -1, origin),
     stop,
     kill: () => end(false),
   };
