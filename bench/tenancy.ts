@@ -18,7 +18,8 @@
  * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=3 BENCH_FLOOD_FRAMES=500`
  * is the smoke run; `BENCH_PHASES=flood` (or `tenants`) runs one half. `BENCH_ROUNDS` (default 2)
  * repeats both comparisons, their sides interleaved, so the rounds' spread shows the run's noise.
- * Results are printed as a table and written to bench/results/tenancy-latest.json.
+ * Results are printed as a table and written to bench/results/tenancy-latest.json (the folder:
+ * `BENCH_RESULTS_DIR`).
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -226,7 +227,7 @@ try {
   }
   console.table(rows);
   if (flooder) console.log("flooder:", JSON.stringify(flooder));
-  const out = join(REPO_ROOT, "bench/results");
+  const out = process.env.BENCH_RESULTS_DIR ?? join(REPO_ROOT, "bench/results");
   mkdirSync(out, { recursive: true });
   writeFileSync(
     join(out, "tenancy-latest.json"),
