@@ -31,7 +31,7 @@ const VERSION = 1;
 export interface SecretBinding {
   /** The one session (Durable Object) the secret opens, of its tenant. */
   sessionId: string;
-  /** Models its turns may name; null: any. */
+  /** Models its turns may name; null: every model. */
   models: readonly string[] | null;
   /** Responses it may create, over every socket and HTTP request together; null: no limit. */
   maxTurns: number | null;

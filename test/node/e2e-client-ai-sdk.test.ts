@@ -28,6 +28,11 @@ import {
 
 const e2e = useProxiedStack();
 
+/** The SDK's OpenAI provider, through the recording proxy, sending with `fetch`. */
+function provider(fetch: typeof globalThis.fetch) {
+  return createOpenAI({ baseURL: `${e2e.proxy.url}/v1`, apiKey: LOCAL_DEV_KEY, fetch });
+}
+
 /** The `exec_command` tool; `calls` collects the commands it ran. */
 function execCommand(calls: string[]) {
   return tool({
@@ -43,11 +48,7 @@ function execCommand(calls: string[]) {
 describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () => {
   it("passes unchanged, and every step after the first goes upstream as a delta", async () => {
     const client = recordingFetch();
-    const openai = createOpenAI({
-      baseURL: `${e2e.proxy.url}/v1`,
-      apiKey: LOCAL_DEV_KEY,
-      fetch: client.fetch,
-    });
+    const openai = provider(client.fetch);
     const calls: string[] = [];
     e2e.stack.simulator!.recorder.clear();
     const result = await generateText({
@@ -69,11 +70,7 @@ describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () =>
     // store:true (the default) makes the SDK send earlier reasoning items and answers back as
     // `{type: "item_reference", id}` (@ai-sdk/openai convert-to-openai-responses-input.ts).
     const client = recordingFetch();
-    const openai = createOpenAI({
-      baseURL: `${e2e.proxy.url}/v1`,
-      apiKey: LOCAL_DEV_KEY,
-      fetch: client.fetch,
-    });
+    const openai = provider(client.fetch);
     const calls: string[] = [];
     const options = {
       model: openai.responses("deltagate-sim"),

@@ -1,6 +1,6 @@
 /**
  * Direct access to a session Durable Object in tests: its stub (by tenant and session, named as
- * the Worker names it) and SQL counts read inside the object.
+ * the Worker names it), SQL counts read inside the object, and a probe of the SQL it runs.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -24,4 +24,22 @@ export async function countRows(
       .one();
     return row.n;
   });
+}
+
+/**
+ * Starts recording every SQL statement the session's Durable Object runs from now on (each one
+ * whitespace-folded, its first 80 characters) into the returned array, for the life of that
+ * instance.
+ */
+export async function recordSql(tenant: string, session: string): Promise<string[]> {
+  const seen: string[] = [];
+  await runInDurableObject(sessionStub(tenant, session), (_instance, state) => {
+    const sql = state.storage.sql;
+    const exec = sql.exec.bind(sql);
+    sql.exec = ((query: string, ...bindings: unknown[]) => {
+      seen.push(query.replace(/\s+/g, " ").slice(0, 80));
+      return exec(query, ...bindings);
+    }) as typeof sql.exec;
+  });
+  return seen;
 }

@@ -9,7 +9,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { afterEach, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { accepted, errorOf, mintSecret, upgradeWith } from "../support/client-secrets.ts";
-import { sessionStub } from "../support/session-stub.ts";
+import { recordSql, sessionStub } from "../support/session-stub.ts";
 import {
   connect,
   type Frame,
@@ -271,15 +271,9 @@ describe("a warm turn authenticated by a client secret costs no extra storage wo
     const ws = await open(session);
     const first = await wsTurn(ws, 0, {});
     const previous = (first as unknown as { response: { id: string } }).response.id;
-    const seen: string[] = [];
+    const seen = await recordSql("tenant-a", session);
     let alarms = 0;
     await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => {
-      const sql = state.storage.sql;
-      const exec = sql.exec.bind(sql);
-      sql.exec = ((query: string, ...bindings: unknown[]) => {
-        seen.push(query.replace(/\s+/g, " ").slice(0, 80));
-        return exec(query, ...bindings);
-      }) as typeof sql.exec;
       const { storage } = state;
       for (const name of ["getAlarm", "setAlarm", "get", "put"] as const) {
         const original = (storage[name] as (...args: unknown[]) => unknown).bind(storage);

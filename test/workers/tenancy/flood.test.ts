@@ -5,10 +5,9 @@
  * ends, and another session's turn completes meanwhile; a refused frame runs no SQL (nothing but the
  * screen runs for it).
  */
-import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { MAX_QUEUED } from "../../../src/session/lanes.ts";
-import { sessionStub } from "../../support/session-stub.ts";
+import { recordSql } from "../../support/session-stub.ts";
 import { connect, uniqueSession } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -62,15 +61,7 @@ describe("a create refused as a flood", () => {
     ws.send(tiny);
     const refused = () => ws.frames.filter((f) => f.type === "error").length;
     await ws.until(() => refused() === 1);
-    const seen: string[] = [];
-    await runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => {
-      const sql = state.storage.sql;
-      const exec = sql.exec.bind(sql);
-      sql.exec = ((query: string, ...bindings: unknown[]) => {
-        seen.push(query.replace(/\s+/g, " ").slice(0, 80));
-        return exec(query, ...bindings);
-      }) as typeof sql.exec;
-    });
+    const seen = await recordSql("tenant-a", session);
     for (let i = 0; i < 100; i++) ws.send(tiny);
     await ws.until(() => refused() === 101);
     // Before the screen, each refused frame ran the store:false purge's read (100 statements here).

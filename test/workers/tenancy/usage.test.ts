@@ -9,25 +9,17 @@ import { env } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import { dayOf } from "../../../src/tenancy/clock.ts";
 import { UsageOutbox } from "../../../src/tenancy/usage-outbox.ts";
+import type { UsageBucket } from "../../../src/tenancy/usage-report.ts";
 import { admin, tenantWithKey } from "../../support/admin.ts";
 import { sessionStub } from "../../support/session-stub.ts";
 import { connect, uniqueSession, workerFetch } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
 
-interface Bucket {
-  day: string;
-  model: string;
-  turns: number;
-  statuses: Record<string, number>;
-  input_tokens: number;
-  output_tokens: number;
-}
-
-async function usageOf(key: string): Promise<Bucket[]> {
+async function usageOf(key: string): Promise<UsageBucket[]> {
   const response = await workerFetch("/v1/usage", { headers: { authorization: `Bearer ${key}` } });
   expect(response.status).toBe(200);
-  return ((await response.json()) as { data: Bucket[] }).data;
+  return ((await response.json()) as { data: UsageBucket[] }).data;
 }
 
 function post(key: string, body: Record<string, unknown>, session?: string): Promise<Response> {
