@@ -158,7 +158,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   /** Hibernation handler: one client frame. A failure of the session itself answers `server_error`. */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
     const conn = this.connections.get(ws);
-    if (!conn || refusedAsFlood(conn, message, this.config.redactor)) return; // before any other work
+    if (!conn || refusedAsFlood(conn, message, this.config.redactor)) return; // first: flood-screen.ts
     const answer = () => {
       try {
         ws.send(JSON.stringify(errorEvent(internalError(), this.config.redactor)));
