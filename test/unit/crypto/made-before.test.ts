@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { verifyClientSecret, mintClientSecret } from "../../../src/auth/client-secret.ts";
+import { mintClientSecret, verifyClientSecret } from "../../../src/auth/client-secret.ts";
 import { openToken } from "../../../src/compaction/compaction-token.ts";
 import { keyHash, parseKey, verifyTag } from "../../../src/tenancy/api-keys.ts";
 import { controlKeys, openUpstreamKey } from "../../../src/tenancy/control-crypto.ts";
