@@ -1,7 +1,7 @@
 /**
  * The `encrypted_content` of a compaction item Deltagate issued itself: the summary it asked the
- * route's model for, sealed with AES-GCM (src/crypto/sealing.ts) so a client can carry it but neither read nor
- * change it. Owns the token format, the key handling and the check of a token.
+ * route's model for, sealed with AES-GCM (src/crypto/sealing.ts) so a client can carry it but
+ * neither read nor change it. Owns the token format, the key handling and the check of a token.
  * Format: `dgc1.<kid>.<base64url(iv ‖ ciphertext ‖ tag)>`: `kid` is the first 8 hex digits of
  * SHA-256 of the key (which key sealed it, so a rotated key still opens old items), `iv` 12
  * random bytes, the AES-256 key is SHA-256 of the configured secret (`COMPACTION_KEY`), and the
@@ -10,7 +10,8 @@
  * Plaintext: JSON `CompactionPayload` (the summary text, the model that wrote it, when, and
  * whether it starts the context window). Tokens are opaque to clients by design, as OpenAI's are.
  * Invariant: `openToken` either returns the payload this Deltagate sealed for this tenant or throws
- * `CompactionTokenError`; it never returns partial or unauthenticated data.
+ * `CompactionTokenError` — a malformed token included — it never returns partial or
+ * unauthenticated data.
  */
 import { fromBase64Url, fromUtf8, toBase64Url, toHex } from "../crypto/encoding.ts";
 import { importKey, perSecret, sha256 } from "../crypto/keys.ts";
