@@ -30,6 +30,7 @@ const LAYERS = [
   "protocol",
   "secrets",
   "util",
+  "crypto",
 ] as const;
 
 /** Known exceptions to the layer order and to "no circles": none. */
