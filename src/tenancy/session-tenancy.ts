@@ -62,8 +62,6 @@ export class SessionTenancy {
   readonly safety: SafetySettings;
   /** The tenant's own upstream key, if it brought one (the session's router asks it per route). */
   readonly upstreamKey: TenantUpstreamKey;
-  /** Calls a restart had left open, booked as failed when this instance was built. */
-  readonly recovered: number;
   private readonly outbox: UsageOutbox;
 
   constructor(deps: SessionTenancyDeps) {
@@ -83,8 +81,6 @@ export class SessionTenancy {
     // turn read it again (a tenant without one costs nothing here).
     if (deps.sockets().some(({ attachment }) => attachment?.ownUpstreamKey)) this.upstreamKey.observe(true);
     this.outbox = new UsageOutbox(deps.ctx.storage.sql);
-    // Calls an earlier instance left running were ended by a restart: booked now, once.
-    this.recovered = this.outbox.recoverOpen(Date.now());
     this.gate = new TenantGate({
       tenants: deps.env.TENANTS,
       source: deps.ctx.id.toString(),
@@ -122,6 +118,15 @@ export class SessionTenancy {
   observe(tenant: Tenant): void {
     this.gate.observe(tenant);
     this.upstreamKey.observe(tenant.ownUpstreamKey);
+  }
+
+  /**
+   * On wake, before any turn: the calls an earlier instance left open were ended by a restart —
+   * each is booked now, once, as failed (usage-outbox.ts `recoverOpen`).
+   * @returns how many were booked.
+   */
+  recover(): number {
+    return this.outbox.recoverOpen(Date.now());
   }
 
   /** A socket closed: its lease goes back to the tenant. */
