@@ -153,6 +153,19 @@ describe("compact is admitted and metered as a turn", () => {
   });
 });
 
+describe("the admission's order", () => {
+  it("a turn the tenant refuses gives the client secret its counted turn back", async () => {
+    const { key } = await tenantWithKey("refund", {}, { models: [MODEL] });
+    const { value } = await mintSecret({ session: { max_turns: 1 } }, key);
+    const refused = await create(value, { model: "sim-chat", input: "not this model" });
+    expect(refused.status).toBe(404);
+    expect((await create(value, { model: MODEL, input: "the one turn [sim:tokens=2]" })).status).toBe(200);
+    const spent = await compact(value, { model: MODEL, input: "one too many" });
+    expect(spent.status).toBe(403);
+    expect(await codeOf(spent)).toBe("client_secret_turns_exhausted");
+  });
+});
+
 describe("compact and input_tokens forwarded upstream", () => {
   it("carry the tenant's own upstream key, and are booked under the caller's key", async () => {
     const { key, keyId, tenant } = await tenantWithKey("cmp-key");
@@ -194,6 +207,45 @@ describe("the ledger names the key that made each call", () => {
     bySecret.close();
     const rows = await ledgerOnce(tenant, 2);
     expect(rows.map((row) => row.key_id).sort()).toEqual([keyId, `secret:${verified.claims.id}`].sort());
+  });
+});
+
+describe("a cold session's admission (a round trip to the tenant first)", () => {
+  it("keeps a lane's creates in the order they came, and counts them", async () => {
+    const { key, tenant } = await tenantWithKey("cold", { turns_per_minute: 50 });
+    const session = uniqueSession("cold");
+    const ws = await connect({ key, session });
+    // As a wake from hibernation leaves it: no tenant-wide counts yet, so the next admission waits
+    // for a sync (the verdict is a promise) while the creates behind it keep their places.
+    const stub = sessionStub(tenant, session);
+    type Gate = { view: unknown; syncs: number; needsView(): boolean };
+    const gateOf = (instance: unknown) =>
+      (instance as { parts: { tenancy: { gate: Gate } } }).parts.tenancy.gate;
+    const syncsBefore = await runInDurableObject(stub, (instance) => {
+      const gate = gateOf(instance);
+      gate.view = null;
+      expect(gate.needsView()).toBe(true);
+      return gate.syncs;
+    });
+    for (const n of [1, 2, 3])
+      ws.send({ type: "response.create", model: MODEL, input: `turn ${n} [sim:tokens=2]` });
+    await ws.until((frames) => frames.filter((f) => f.type === "response.completed").length === 3);
+    const created = ws.frames.filter((f) => f.type === "response.created");
+    expect(created).toHaveLength(3);
+    const completed = ws.frames
+      .filter((f) => f.type === "response.completed")
+      .map((f) => (f as unknown as { response: { id: string } }).response.id);
+    expect(completed).toEqual(created.map((f) => (f as unknown as { response: { id: string } }).response.id));
+    // In order: each response's input is the create sent in that place.
+    for (const [i, id] of completed.entries()) {
+      const items = (await (
+        await workerFetch(`/v1/responses/${id}/input_items`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as { data: Array<{ content: Array<{ text: string }> }> };
+      expect(items.data[0]?.content[0]?.text).toBe(`turn ${i + 1} [sim:tokens=2]`);
+    }
+    const syncsAfter = await runInDurableObject(stub, (instance) => gateOf(instance).syncs);
+    expect(syncsAfter).toBeGreaterThan(syncsBefore);
+    ws.close();
   });
 });
 
