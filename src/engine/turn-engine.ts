@@ -8,16 +8,18 @@
  *   1b. `planChain` (transparent deltas, src/resend/): item references become the items they
  *      name (item-references.ts); a request without `previous_response_id`
  *      whose input begins with exactly a chain the session holds (same settings, visible to the
- *      caller by the same rule) continues that chain with the rest of its input as its own; every
- *      turn's chain hash is computed here (one pass over its own input), and reasoning items
- *      resent without their encrypted content get it back;
+ *      caller by the same rule) continues that chain with the rest of its input as its own — as
+ *      does one chained on an empty warm-up whose input, with the request's, begins so
+ *      (warm-up.ts); every turn's chain hash is computed here (one pass over its own input), and
+ *      reasoning items resent without their encrypted content get it back;
  *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
  *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
  *      items that never finished, history-repair.ts; from the chain's latest compaction output
  *      on, src/compaction/compaction-items.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
- *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
+ *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference
+ *      (pre-warmed upstream unless it repeats a chain the session holds);
  *   5. `stream`: the turn is accepted — store the response (in progress, with its input), emit
  *      `response.created` / `response.in_progress` at once, then open the upstream (retries and
  *      fallback stay invisible) and emit its re-keyed events (turn-stream.ts); a failure of the
