@@ -295,7 +295,7 @@ export class TurnEngine {
         const chains = prefixChains(fingerprints, named.chain.hash);
         chain = { hash: chains[all.length]!, items: named.chain.items + all.length };
       }
-      const warmUp = resends && all.length > 0 ? warmUpInput(this.deps.store, named, key) : null;
+      const warmUp = resends && all.length > 0 ? warmUpInput(lookup, named, key) : null;
       if (warmUp) {
         // history(warm-up) is its input: with the request's, the whole context, matched as a
         // resend that covers more than the warm-up and leaves at least one new item.

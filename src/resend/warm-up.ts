@@ -14,26 +14,41 @@
  * instructions, tools, every other setting: as for any match), so the warm-up's input followed by
  * the request's is exactly the context the request continues.
  */
+import type { CountedContext } from "../context/counted-context.ts";
 import type { Item, StoredItem } from "../protocol/items.ts";
+import { isRecord } from "../protocol/json.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import { isMintedItemId } from "../util/ids.ts";
 import { settingsKey } from "./fingerprint.ts";
 
+/** What `warmUpInput` reads. */
+export interface WarmUpLookup {
+  store: Pick<ConversationStore, "outputCount">;
+  /** history(R) as stored (the render cache, or SQLite): a warm-up's is its input. */
+  history(responseId: string): CountedContext;
+}
+
 /**
  * The input of `parent` when it is an empty warm-up a resend may be chained on — no parent, no
- * output, completed, with the settings key `settings` — else null.
+ * output, completed, with the settings key `settings` — else null. Cheap for any other parent:
+ * its record decides (a parent, or output tokens in its usage), else one indexed count; the
+ * settings key and the items are read only for an empty response (the items from the render
+ * cache, which the turn reads anyway).
  * @param settings the request's settings key (fingerprint.ts `settingsKey`).
  */
 export function warmUpInput(
-  store: Pick<ConversationStore, "items">,
+  lookup: WarmUpLookup,
   parent: ResponseRecord,
   settings: string,
-): StoredItem[] | null {
+): readonly StoredItem[] | null {
   const chain = parent.chain;
   if (parent.parentId !== null || parent.status !== "completed" || !chain) return null;
+  // A response that generated tokens has output (no query for the usual parent); else count.
+  if (isRecord(parent.usage) && Number(parent.usage.output_tokens) > 0) return null;
+  if (lookup.store.outputCount(parent.id) !== 0) return null;
   if (settingsKey(parent, parent.settings) !== settings) return null;
-  const input = store.items(parent.id, "input");
-  // The chain counts its input and output items: equal to the input alone, there is no output.
+  const input = lookup.history(parent.id).items;
+  // Its chain was hashed over exactly these items (none deleted since).
   return input.length === chain.items ? input : null;
 }
 

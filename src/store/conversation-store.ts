@@ -366,6 +366,17 @@ export class ConversationStore {
     return this.historyRows(responseId).map((row) => row.item);
   }
 
+  /** How many output items a response has (0: none, e.g. a `generate: false` warm-up); one indexed count. */
+  outputCount(responseId: string): number {
+    return this.sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM items WHERE response_id = ? AND kind = ?",
+        responseId,
+        OUTPUT,
+      )
+      .one().n;
+  }
+
   /** The input (kind 0) or output (kind 1) items of one response, in order. */
   items(responseId: string, which: "input" | "output"): StoredItem[] {
     return this.itemRows(responseId, which === "input" ? INPUT : OUTPUT).map((row) => row.item);

@@ -35,21 +35,31 @@ const warmUp: ResponseRecord = {
   completedAt: 2,
   chain: { hash: "h", items: 1 },
 };
-const store = { items: (id: string) => (id === "resp_warm" ? [base] : []) };
+/** A session holding `resp_warm` (its input `base`) and `resp_turn` (one output item). */
+const lookup = {
+  store: { outputCount: (id: string) => (id === "resp_turn" ? 1 : 0) },
+  history: (id: string) => ({ items: id === "resp_warm" ? [base] : [], counted: [], bound: 0 }),
+};
 
 describe("warmUpInput", () => {
   it("is the input of a completed response without parent or output, with the request's settings", () => {
-    expect(warmUpInput(store, warmUp, KEY)).toEqual([base]);
+    expect(warmUpInput(lookup, warmUp, KEY)).toEqual([base]);
+    expect(warmUpInput(lookup, { ...warmUp, usage: { output_tokens: 0 } }, KEY)).toEqual([base]);
   });
 
   it("is null for a response with a parent, with output, unfinished, without chain or with other settings", () => {
-    expect(warmUpInput(store, { ...warmUp, parentId: "resp_0" }, KEY)).toBeNull();
-    expect(warmUpInput(store, { ...warmUp, chain: { hash: "h", items: 2 } }, KEY)).toBeNull();
-    expect(warmUpInput(store, { ...warmUp, status: "incomplete" }, KEY)).toBeNull();
-    expect(warmUpInput(store, { ...warmUp, chain: null }, KEY)).toBeNull();
-    expect(warmUpInput(store, { ...warmUp, model: "other" }, KEY)).toBeNull();
-    expect(warmUpInput(store, { ...warmUp, store: true }, KEY)).toBeNull();
-    expect(warmUpInput(store, { ...warmUp, settings: { ...settings, temperature: 0.5 } }, KEY)).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, parentId: "resp_0" }, KEY)).toBeNull();
+    expect(
+      warmUpInput(lookup, { ...warmUp, id: "resp_turn", chain: { hash: "h", items: 2 } }, KEY),
+    ).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, usage: { output_tokens: 3 } }, KEY)).toBeNull();
+    // A history changed since it was hashed (an item deleted).
+    expect(warmUpInput(lookup, { ...warmUp, chain: { hash: "h", items: 2 } }, KEY)).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, status: "incomplete" }, KEY)).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, chain: null }, KEY)).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, model: "other" }, KEY)).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, store: true }, KEY)).toBeNull();
+    expect(warmUpInput(lookup, { ...warmUp, settings: { ...settings, temperature: 0.5 } }, KEY)).toBeNull();
   });
 });
 
