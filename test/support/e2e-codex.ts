@@ -1,6 +1,7 @@
 /**
- * Runs the installed Codex CLI (`codex exec`, npm @openai/codex 0.171.0) against a Deltagate URL
- * over the Responses WebSocket, for end-to-end tests. Owns the throwaway CODEX_HOME: its
+ * Runs the installed Codex CLI (`codex exec`, or `codex exec resume --last` of an earlier run;
+ * npm @openai/codex 0.171.0) against a Deltagate URL over the Responses WebSocket, for
+ * end-to-end tests. Owns the throwaway CODEX_HOME (shared by a run and the runs resuming it): its
  * config.toml is test/fixtures/codex/config.toml.template with the provider's `base_url` and the
  * model catalog path filled in, plus test-only provider settings that make a broken WebSocket
  * turn show up as a fallback or a failure within seconds instead of being retried quietly.
