@@ -69,7 +69,7 @@ import { streamTurn } from "./turn-stream.ts";
 export interface TurnScope {
   connId: string;
   tenant: string;
-  /** False when the client turned `keepalive` events off (src/session/client-options.ts). */
+  /** False when the client turned `keepalive` events off (src/http/client-options.ts). */
   keepalive?: boolean;
   /** The API key the turn came with (src/tenancy/; `env` for a `DELTAGATE_API_KEYS` key), for the usage ledger. */
   keyId?: string;

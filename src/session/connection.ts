@@ -6,10 +6,10 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import type { EventSink } from "../engine/event-sink.ts";
+import type { TimingOptIn } from "../pipeline/turn-timing.ts";
 import { FrameBudget } from "./frame-budget.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
 import { LaneScheduler } from "./lanes.ts";
-import type { TimingOptIn } from "./turn-timing.ts";
 
 /** Serialized with `ws.serializeAttachment`; survives hibernation. */
 export interface ConnectionAttachment {

@@ -20,6 +20,7 @@ import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
+import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -33,7 +34,6 @@ import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 import { type FailureIds, failureLabel } from "./failure-log.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
-import { logTurn, timingFrames } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -112,7 +112,7 @@ export interface WebSocketTransportDeps {
    */
   objectId: string;
   now(): number;
-  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  /** Write one log line per turn (`TURN_LOG`, src/pipeline/turn-timing.ts). */
   turnLog: boolean;
   /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
   countTurn(binding: SecretTurnBinding): ApiError | null;
