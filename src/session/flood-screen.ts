@@ -1,7 +1,7 @@
 /**
  * The first look a session takes at a client frame, before any other work on it (before the
- * hibernation handler's failure guard, the store:false purge and the presence mark, before the
- * frame is parsed). Two refusals, each one pre-rendered frame sent, and nothing else runs for it:
+ * hibernation handler's failure guard and the lifecycle's frame hook — the store:false purge, the
+ * presence mark — and before the frame is parsed). Two refusals, each one pre-rendered frame sent, and nothing else runs for it:
  * - **any frame over its socket's budget** (frame-budget.ts: frames and bytes, token buckets) —
  *   whatever its type, field order, lane, or whether it is JSON at all — is refused with 429
  *   `websocket_rate_limit_exceeded` (no `stream_id`: the frame is not read, so its lane is unknown);
