@@ -1,7 +1,8 @@
 /**
  * The WebSocket transport of a session: turns client frames into engine calls and engine events
  * into frames (https://developers.openai.com/api/docs/guides/websocket-mode). Owns the per-frame contract:
- * - every frame is parsed and validated; a bad frame gets an `error` event with `status` and the
+ * - every frame within its socket's budget (flood-screen.ts runs first: a frame over it is
+ *   refused unread) is parsed and validated; a bad frame gets an `error` event with `status` and the
  *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
  *   (413 `request_too_large`) before it is parsed;
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
@@ -345,7 +346,6 @@ export class WebSocketTransport {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
   }
 
-  /** The `websocket_queue_full` frame of the default lane, rendered once per connection. */
   /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
   private sendError(conn: Connection, error: ApiError, streamId: string | null | undefined): void {
     sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));
