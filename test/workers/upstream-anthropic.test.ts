@@ -102,9 +102,9 @@ describe("Anthropic Messages upstream", () => {
         expect(now.slice(0, before.length)).toEqual(before);
       }
       // Roles alternate; every assistant turn opens with its thinking.
-      body.messages.forEach((message, index) =>
-        expect(message.role).toBe(index % 2 === 0 ? "user" : "assistant"),
-      );
+      for (const [index, message] of body.messages.entries()) {
+        expect(message.role).toBe(index % 2 === 0 ? "user" : "assistant");
+      }
       for (const message of body.messages.filter((m) => m.role === "assistant")) {
         expect(message.content.map((block) => block.type)).toEqual([
           "redacted_thinking",

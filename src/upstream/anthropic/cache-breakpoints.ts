@@ -57,17 +57,19 @@ export function placeBreakpoints(
 ): number[] {
   const slots: Slot[] = [];
   let tokens = 0;
-  for (const tool of prompt.tools ?? [])
-    slots.push({ target: tool, tokens: (tokens += estimate(tool)), cacheable: true });
-  for (const block of prompt.system ?? [])
-    slots.push({ target: block, tokens: (tokens += estimate(block)), cacheable: true });
+  const add = (target: Marked, cacheable: boolean): number => {
+    tokens += estimate(target);
+    return slots.push({ target, tokens, cacheable }) - 1;
+  };
+  for (const tool of prompt.tools ?? []) add(tool, true);
+  for (const block of prompt.system ?? []) add(block, true);
   const staticEnd = slots.length - 1;
   /** The index of each message's last cacheable block, or -1. */
   const messageEnds = prompt.messages.map((message) => {
     let end = -1;
     for (const block of message.content) {
-      slots.push({ target: block, tokens: (tokens += estimate(block)), cacheable: !uncacheable(block) });
-      if (!uncacheable(block)) end = slots.length - 1;
+      const index = add(block, !uncacheable(block));
+      if (!uncacheable(block)) end = index;
     }
     return end;
   });
