@@ -51,9 +51,11 @@ const thinkingBlocks = (body: Body) =>
   body.messages.flatMap((message) => message.content.filter((block) => block.type.endsWith("thinking")));
 
 describe("Anthropic Messages upstream", () => {
-  it("runs a 4-turn tool loop with thinking; every request carries the earlier thinking blocks byte-exact", async () => {
+  it("runs a 5-turn tool loop with thinking, across a reconnect; every request carries the earlier thinking blocks byte-exact", async () => {
     const marker = `claude-loop-${crypto.randomUUID()}`;
-    const ws = await connect({ session: uniqueSession("claude-loop") });
+    const session = uniqueSession("claude-loop");
+    let ws = await connect({ session });
+    let turnOnSocket = 0;
     const settings = {
       model: MODEL,
       instructions: "Be brief.",
@@ -63,11 +65,16 @@ describe("Anthropic Messages upstream", () => {
     ws.send({
       type: "response.create",
       ...settings,
-      input: `${marker}: run \`ls\` [sim:tools=3] [sim:redacted=1]`,
+      input: `${marker}: run \`ls\` [sim:tools=4] [sim:redacted=1]`,
     });
     let previous = responseOf(await ws.turn(0));
-    for (let turn = 1; turn <= 3; turn++) {
+    for (let turn = 1; turn <= 4; turn++) {
       expect(previous.status, `turn ${turn}`).toBe("completed");
+      if (turn === 3) {
+        ws.close(); // a reconnect: the next socket continues the chain from the session's storage
+        ws = await connect({ session });
+        turnOnSocket = -1;
+      }
       // One reasoning item for the run of blocks (redacted, then thinking: one summary part).
       const [reasoning, call] = previous.output;
       expect(reasoning).toMatchObject({ type: "reasoning", summary: [{ type: "summary_text" }] });
@@ -79,7 +86,8 @@ describe("Anthropic Messages upstream", () => {
         previous_response_id: previous.id,
         input: [{ type: "function_call_output", call_id: call?.call_id, output: `out ${turn}` }],
       });
-      previous = responseOf(await ws.turn(turn));
+      turnOnSocket++;
+      previous = responseOf(await ws.turn(turnOnSocket));
     }
     expect(previous.status).toBe("completed");
     expect(previous.output.at(-1)).toMatchObject({ type: "message" });
@@ -87,7 +95,7 @@ describe("Anthropic Messages upstream", () => {
       expect(record.status).toBe(200);
       return record.body;
     });
-    expect(bodies).toHaveLength(4);
+    expect(bodies).toHaveLength(5);
     for (const [turn, body] of bodies.entries()) {
       expect(body).toMatchObject({
         model: "claude-sim-1",
