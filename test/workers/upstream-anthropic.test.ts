@@ -293,10 +293,16 @@ describe("Anthropic Messages upstream", () => {
       .create({ model: "sim-claude-unknown", input: "hi" })
       .catch((e: unknown) => e);
     expect(unknown).toMatchObject({ status: 404 });
+    // Refused before the turn is accepted: HTTP 400, a request-level `error` over WebSocket.
+    const refused = await client.responses
+      .create({ model: MODEL, input: "hi", top_logprobs: 3 })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ status: 400, code: "unsupported_content", param: "top_logprobs" });
     const ws = await connect({ session: uniqueSession("claude-refuse") });
-    ws.send({ type: "response.create", model: MODEL, input: "hi", top_logprobs: 3 });
+    ws.send({ type: "response.create", model: MODEL, input: "hi", tools: [{ type: "web_search" }] });
     const frames = await ws.turn(0);
-    expect(JSON.stringify(frames.at(-1))).toContain("top_logprobs");
+    expect(frames).toHaveLength(1);
+    expect(frames[0]).toMatchObject({ type: "error", status: 400, error: { param: "tools[0]" } });
     ws.close();
   });
 

@@ -11,6 +11,8 @@
  * never go to another upstream.
  * Source: https://docs.anthropic.com/en/api/messages, https://docs.anthropic.com/en/api/versioning.
  */
+
+import type { TurnSettings } from "../../protocol/create-request.ts";
 import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
@@ -45,6 +47,25 @@ export class AnthropicMessagesUpstream implements Upstream {
       keyHeader: "x-api-key",
       headers: { ...options.headers, "anthropic-version": ANTHROPIC_VERSION },
     };
+  }
+
+  /** The 400 for a setting this route cannot honour (request.ts), checked before the turn starts. */
+  refusal(settings: Partial<TurnSettings>): UpstreamError | null {
+    const probe = {
+      model: "",
+      input: [],
+      newInput: [],
+      previousResponseId: null,
+      responseId: "",
+      settings,
+      sessionKey: "",
+    };
+    try {
+      toAnthropicRequest(probe, this.options.baseUrl, { breakpoints: false, minTokens: 0 });
+      return null;
+    } catch (cause) {
+      return cause instanceof UpstreamError ? cause : null;
+    }
   }
 
   /** @inheritdoc */
