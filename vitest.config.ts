@@ -70,6 +70,33 @@ export default defineConfig({
                 base_url: `${inject<string>("largeSimulatorUrl")}/v1`,
                 context_window: 100_000_000,
               },
+              // Anthropic Messages (src/upstream/anthropic/) to the Anthropic simulator, which serves
+              // `claude-*` ids: breakpoints on (64-token minimum, as the simulator), or off; a model
+              // it does not serve (404).
+              {
+                model: "sim-claude-nocache*",
+                api: "anthropic-messages",
+                base_url: `${inject<string>("anthropicSimulatorUrl")}/v1`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "claude-sim-1",
+                cache_breakpoints: false,
+              },
+              {
+                model: "sim-claude-unknown*",
+                api: "anthropic-messages",
+                base_url: `${inject<string>("anthropicSimulatorUrl")}/v1`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gpt-not-claude",
+              },
+              {
+                model: "sim-claude*",
+                api: "anthropic-messages",
+                base_url: `${inject<string>("anthropicSimulatorUrl")}/v1`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "claude-sim-1",
+                cache_min_tokens: 64,
+                max_retries: 1,
+              },
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
               { model: "sim-stored*", api: "responses-http", base_url: upstream, upstream_store: true },
               // Chat Completions with a 300-token window, for `truncation` through that adapter.

@@ -62,6 +62,10 @@ export interface Directives {
    * `stream_options.include_usage`, as some open-source servers do.
    */
   noUsage: boolean;
+  /** Seconds of the `retry-after` header on a `fail=status:NNN` answer (`retry_after=S`), or null. */
+  retryAfterS: number | null;
+  /** Anthropic `/v1/messages` with thinking on (`redacted=1`): a `redacted_thinking` block first. */
+  redacted: boolean;
 }
 
 /** Defaults used when no directive is present. */
@@ -81,6 +85,8 @@ export const DEFAULT_DIRECTIVES: Directives = {
   reasoning: false,
   hold: null,
   noUsage: false,
+  retryAfterS: null,
+  redacted: false,
 };
 
 const DIRECTIVE_RE = /\[sim:([a-z_]+)=([^\]\s]+)\]/g;
@@ -156,6 +162,12 @@ export function parseDirectives(text: string): Directives {
         break;
       case "no_usage":
         d.noUsage = value === "1" || value === "true";
+        break;
+      case "retry_after":
+        d.retryAfterS = parseCount(value, 0, 3600) ?? d.retryAfterS;
+        break;
+      case "redacted":
+        d.redacted = value === "1" || value === "true";
         break;
       case "hold":
         d.hold = /^[A-Za-z0-9_.:-]{1,64}$/.test(value) ? value : d.hold;

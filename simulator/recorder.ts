@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 
 /** Which endpoint family received the request. */
-export type RecordedTransport = "http" | "ws" | "chat" | "moderations";
+export type RecordedTransport = "http" | "ws" | "chat" | "moderations" | "anthropic";
 
 /** One received request or WS frame. Fields are updated in place while it is processed. */
 export interface RecordedRequest {

@@ -2,12 +2,15 @@
  * The embedded reference simulator's HTTP server: an OpenAI-compatible inference SIMULATOR
  * (not a model) serving `/v1/models`, `/v1/responses` (HTTP, SSE and WebSocket mode),
  * `/v1/responses/compact`, `/v1/responses/input_tokens`,
- * `/v1/chat/completions`, `/v1/moderations`, plus the inspection API `/_sim/requests`.
+ * `/v1/chat/completions`, `/v1/moderations`, Anthropic's `/v1/messages` (simulator/anthropic/), plus the inspection API `/_sim/requests`.
  * Accepts any bearer token and logs nothing secret. `startSimulator` is the entry point for
  * `npm start`, tests and benchmarks.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { handleMessages } from "./anthropic/messages.ts";
+import { PromptCache } from "./anthropic/prompt-cache.ts";
+import { ThinkingSigner } from "./anthropic/signatures.ts";
 import { handleChatCompletions } from "./chat-completions.ts";
 import { handleCompact, handleInputTokens, newCompactionSecret } from "./compaction.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
@@ -56,6 +59,11 @@ export interface SimulatorOptions {
    * the benchmark turns it on so a direct client gets the same compression a gateway could give.
    */
   wsPerMessageDeflate?: boolean;
+  /**
+   * Anthropic `/v1/messages`: the minimum cacheable prompt length, tokens (default 1024, the
+   * documented minimum of Claude Sonnet and Opus models).
+   */
+  anthropicCacheMinTokens?: number;
 }
 
 /** A started simulator. */
@@ -96,6 +104,7 @@ async function route(state: SimState, req: IncomingMessage, res: ServerResponse)
       throw new SimError(404, "invalid_request_error", `Response with id '${id}' not found.`, null, null);
     return sendJson(res, 200, node.response);
   }
+  if (method === "POST" && path === "/v1/messages") return handleMessages(state, req, res);
   if (method === "POST" && path === "/v1/chat/completions") return handleChatCompletions(state, req, res);
   if (method === "POST" && path === "/v1/moderations") return handleModerations(state, req, res);
   if (method === "GET" && path === "/_sim/requests") {
@@ -150,6 +159,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     reasoning: new ReasoningLedger(),
     holds: new Holds(),
     compactionSecret: newCompactionSecret(),
+    anthropic: {
+      cache: new PromptCache(options.anthropicCacheMinTokens ?? 1024),
+      signer: new ThinkingSigner(),
+    },
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };
   const server = createServer({ noDelay: true, keepAlive: true }, (req, res) => {

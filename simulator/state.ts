@@ -5,6 +5,8 @@
  * endpoint handler.
  */
 
+import type { PromptCache } from "./anthropic/prompt-cache.ts";
+import type { ThinkingSigner } from "./anthropic/signatures.ts";
 import type { Holds } from "./holds.ts";
 import type { ModerationSettings } from "./moderations.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
@@ -39,6 +41,8 @@ export interface SimState {
   holds: Holds;
   /** Secret of this instance's compaction items (compaction.ts): another simulator's are refused. */
   compactionSecret: Buffer;
+  /** Anthropic `/v1/messages` (simulator/anthropic/): its prompt cache and thinking signatures. */
+  anthropic: { cache: PromptCache; signer: ThinkingSigner };
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }

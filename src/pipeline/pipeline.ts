@@ -14,6 +14,7 @@
  * (stage.ts) plus one line in the list below; nothing else changes.
  */
 import type { ContextWindow } from "../context/context-window.ts";
+import { ApiError } from "../protocol/errors.ts";
 import type { SessionSafety } from "../safety/session-safety.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { Upstream } from "../upstream/upstream.ts";
@@ -61,10 +62,20 @@ export class TurnPipeline {
 
   /**
    * The upstream to open (or pre-warm) for `turn`.
-   * @throws {ApiError} when the model has no route or a stage rejects the turn.
+   * @throws {ApiError} when the model has no route, its upstream cannot honour a setting
+   *   (`Upstream.refusal`: a 400 naming it, before anything is stored), or a stage rejects the turn.
    */
   async upstreamFor(turn: PreparedTurn): Promise<Upstream> {
     let upstream = await this.source(turn.request.model);
+    const refused = upstream.refusal?.(turn.request) ?? null;
+    if (refused) {
+      throw new ApiError(refused.status, {
+        type: refused.type,
+        code: refused.code,
+        message: refused.message,
+        param: refused.param,
+      });
+    }
     for (const stage of this.stages) upstream = await stage.wrap(upstream, turn);
     return upstream;
   }

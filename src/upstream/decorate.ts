@@ -4,7 +4,7 @@
  * its `open`, or a rewrite of the request — and everything else of the `Upstream` contract is
  * forwarded to `inner` here.
  * Invariant: a decorated upstream forwards every optional member of `Upstream` (`contextWindow`,
- * `prewarm`, `preconnect`, `dispose`); a member added to `Upstream` does not compile here until it is
+ * `refusal`, `prewarm`, `preconnect`, `dispose`); a member added to `Upstream` does not compile here until it is
  * forwarded, so no decorator can forget one. A request rewrite reaches `open` and `prewarm` alike.
  */
 import type { Upstream, UpstreamRequest, UpstreamStream } from "./upstream.ts";
@@ -36,6 +36,7 @@ export function decorateUpstream(inner: Upstream, decoration: Decoration): Upstr
       return inner.contextWindow;
     },
     open: rewrite ? (request, signal) => open(rewrite(request), signal) : open,
+    refusal: (settings) => inner.refusal?.(settings) ?? null,
     prewarm: (request) => inner.prewarm?.(rewrite ? rewrite(request) : request),
     preconnect: () => inner.preconnect?.() ?? Promise.resolve(),
     dispose: () => inner.dispose?.(),

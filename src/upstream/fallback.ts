@@ -119,6 +119,11 @@ export class FallbackUpstream implements Upstream {
     throw last;
   }
 
+  /** The first route's refusal (the route a turn normally takes; `Upstream.refusal`). */
+  refusal(settings: Parameters<NonNullable<Upstream["refusal"]>>[0]): UpstreamError | null {
+    return this.routes[0]?.upstream.refusal?.(settings) ?? null;
+  }
+
   /** Warms the first route only (a warm-up must not block or fail: `Upstream.prewarm`). */
   prewarm(request: UpstreamRequest): void {
     this.routes[0]?.upstream.prewarm?.(request);

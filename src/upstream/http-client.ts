@@ -1,7 +1,8 @@
 /**
  * The HTTP side of the upstream toolkit: POSTing a JSON body that answers with an SSE stream, for
- * the HTTP adapters (Responses HTTP, Chat Completions). Owns the request headers (bearer token,
- * `accept: text/event-stream`) and the "unreachable" failure.
+ * the HTTP adapters (Responses HTTP, Chat Completions, Anthropic Messages). Owns the request
+ * headers (the key as a bearer token or, for Anthropic, `x-api-key`; `accept: text/event-stream`;
+ * an adapter's fixed extra headers) and the "unreachable" failure.
  * Invariant: a returned response is 2xx with a body; every other outcome is an `UpstreamError`
  * (or the abort itself).
  */
@@ -16,22 +17,28 @@ export interface HttpUpstreamOptions {
   apiKey: string | null;
   /** `fetch` to use (defaults to the global). */
   fetch?: typeof fetch;
+  /** How the key is sent: `Authorization: Bearer` (default) or Anthropic's `x-api-key`. */
+  keyHeader?: "bearer" | "x-api-key";
+  /** Fixed extra request headers (Anthropic: `anthropic-version`). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /**
  * POSTs a JSON body to `{baseUrl}{path}` asking for an SSE stream.
  * @returns the 2xx response, whose body is present.
  * @throws {UpstreamError} 502 `upstream_unavailable` when the upstream cannot be reached, or the
- *   mapped error of a non-2xx answer (`failureOf`); the abort itself when `signal` fired.
+ *   mapped error of a non-2xx answer (`failure`, default `failureOf`: OpenAI's error envelope);
+ *   the abort itself when `signal` fired.
  */
 export async function postStreaming(
   options: HttpUpstreamOptions,
   path: string,
   body: string,
   signal: AbortSignal,
+  failure: (response: Response) => Promise<UpstreamError> = failureOf,
 ): Promise<Response & { body: ReadableStream<Uint8Array> }> {
   const response = await post(options, path, body, signal, "text/event-stream");
-  if (!response.ok || !response.body) throw await failureOf(response);
+  if (!response.ok || !response.body) throw await failure(response);
   return response as Response & { body: ReadableStream<Uint8Array> };
 }
 
@@ -47,8 +54,9 @@ async function post(
   signal: AbortSignal,
   accept: string,
 ): Promise<Response> {
-  const headers: Record<string, string> = { "content-type": "application/json", accept };
-  if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  const headers: Record<string, string> = { ...options.headers, "content-type": "application/json", accept };
+  if (options.apiKey && options.keyHeader === "x-api-key") headers["x-api-key"] = options.apiKey;
+  else if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   try {
     return await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
       method: "POST",

@@ -13,6 +13,7 @@
  */
 import { ApiError } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/json.ts";
+import { AnthropicMessagesUpstream } from "./anthropic/adapter.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
 import type { ClientPresence } from "./client-presence.ts";
 import { decorateUpstream } from "./decorate.ts";
@@ -47,6 +48,12 @@ export function createAdapter(
       });
     case "chat-completions":
       return new ChatCompletionsUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
+    case "anthropic-messages":
+      return new AnthropicMessagesUpstream({
+        baseUrl: route.baseUrl,
+        apiKey: route.apiKey,
+        cache: { breakpoints: route.cacheBreakpoints, minTokens: route.cacheMinTokens },
+      });
     case "responses-ws":
       return new ResponsesWsUpstream({
         baseUrl: route.baseUrl,

@@ -14,7 +14,10 @@
  * say whether `/v1/responses/compact`, `compaction_trigger`, `context_management` and
  * `/v1/responses/input_tokens` go to the upstream or are done by Deltagate (src/compaction/; default
  * `upstream` for a Responses route to OpenAI or Azure OpenAI, the providers known to have them, else
- * `deltagate`; a Chat Completions route is always `deltagate`). Routes with the same `model` pattern as the first matching one
+ * `deltagate`; a Chat Completions or Anthropic Messages route is always `deltagate`). An
+ * `anthropic-messages` route (docs/anthropic.md; base URL `https://api.anthropic.com/v1`) takes
+ * `cache_breakpoints` (default true: automatic prompt-cache breakpoints) and `cache_min_tokens`
+ * (default 1024: the model's minimum cacheable prompt). Routes with the same `model` pattern as the first matching one
  * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
  * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default: `responses-ws` for OpenAI's endpoint, else `responses-http`).
  * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
@@ -22,7 +25,12 @@
 import { z } from "zod";
 
 /** The wire APIs Deltagate can forward to. */
-export const UPSTREAM_APIS = ["responses-http", "responses-ws", "chat-completions"] as const;
+export const UPSTREAM_APIS = [
+  "responses-http",
+  "responses-ws",
+  "chat-completions",
+  "anthropic-messages",
+] as const;
 /** One of `UPSTREAM_APIS`. */
 export type UpstreamApi = (typeof UPSTREAM_APIS)[number];
 
@@ -59,6 +67,10 @@ export interface UpstreamRoute {
   compaction: ExtensionMode;
   /** Who counts `/v1/responses/input_tokens`. */
   inputTokens: ExtensionMode;
+  /** `anthropic-messages` only: place prompt-cache breakpoints (src/upstream/anthropic/). */
+  cacheBreakpoints: boolean;
+  /** `anthropic-messages` only: the model's minimum cacheable prompt, tokens. */
+  cacheMinTokens: number;
 }
 
 /** Settings every route gets unless it sets its own (from `UPSTREAM_CONTEXT_WINDOW` & co.). */
@@ -93,7 +105,12 @@ const routeSchema = z.strictObject({
   safety: z.record(z.string(), z.unknown()).optional(),
   compaction: z.enum(["upstream", "deltagate"]).optional(),
   input_tokens: z.enum(["upstream", "deltagate"]).optional(),
+  cache_breakpoints: z.boolean().optional(),
+  cache_min_tokens: z.number().int().positive().optional(),
 });
+
+/** Default `cache_min_tokens`: the minimum cacheable prompt of Claude Sonnet and Opus models. */
+const DEFAULT_CACHE_MIN_TOKENS = 1024;
 
 /**
  * The default of `compaction` and `input_tokens`: `upstream` for a Responses route to OpenAI or
@@ -101,7 +118,7 @@ const routeSchema = z.strictObject({
  * `deltagate`.
  */
 export function defaultExtensionMode(api: UpstreamApi, baseUrl: string): ExtensionMode {
-  if (api === "chat-completions") return "deltagate";
+  if (api === "chat-completions" || api === "anthropic-messages") return "deltagate";
   const host = new URL(baseUrl).hostname;
   return host === "api.openai.com" || host.endsWith(".openai.azure.com") ? "upstream" : "deltagate";
 }
@@ -136,6 +153,8 @@ export function parseRoutes(
         safety: null,
         compaction: defaultExtensionMode(fallback.api, fallback.baseUrl),
         inputTokens: defaultExtensionMode(fallback.api, fallback.baseUrl),
+        cacheBreakpoints: true,
+        cacheMinTokens: DEFAULT_CACHE_MIN_TOKENS,
         ...defaults,
       },
     ];
@@ -152,6 +171,14 @@ export function parseRoutes(
     for (const field of ["compaction", "input_tokens"] as const) {
       if (route.api === "chat-completions" && route[field] === "upstream") {
         throw new Error(`UPSTREAMS[${index}].${field} cannot be "upstream" for a Chat Completions route`);
+      }
+      if (route.api === "anthropic-messages" && route[field] === "upstream") {
+        throw new Error(`UPSTREAMS[${index}].${field} cannot be "upstream" for an Anthropic Messages route`);
+      }
+    }
+    for (const field of ["cache_breakpoints", "cache_min_tokens"] as const) {
+      if (route[field] !== undefined && route.api !== "anthropic-messages") {
+        throw new Error(`UPSTREAMS[${index}].${field} applies to "anthropic-messages" routes only`);
       }
     }
     if (route.api_key_var) {
@@ -173,6 +200,8 @@ export function parseRoutes(
       safety: route.safety ?? null,
       compaction: route.compaction ?? defaultExtensionMode(route.api, route.base_url),
       inputTokens: route.input_tokens ?? defaultExtensionMode(route.api, route.base_url),
+      cacheBreakpoints: route.cache_breakpoints ?? true,
+      cacheMinTokens: route.cache_min_tokens ?? DEFAULT_CACHE_MIN_TOKENS,
     };
   });
 }

@@ -80,6 +80,12 @@ export interface Upstream {
    */
   open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream>;
   /**
+   * Optional: the first setting this upstream cannot honour, as the 400 to answer, or null.
+   * Called before the turn is accepted (src/pipeline/pipeline.ts), so a setting an upstream would
+   * have to drop is refused as a request error, with nothing stored. Must not throw.
+   */
+  refusal?(settings: Partial<TurnSettings>): UpstreamError | null;
+  /**
    * Optional: a `generate:false` warm-up arrived (instructions and tools known, no output wanted).
    * Adapters with connection state (Responses WebSocket mode) may prepare the upstream; the call
    * must not block or throw. `request.responseId` is the warm-up response's id.

@@ -7,7 +7,9 @@
  *   default 0.05 ms per token would make a 5 MB tool output take a minute before its first event);
  * - `echoUpstreamUrl`: the hostile upstream that echoes its key in every error (echo-upstream.ts);
  * - `otherProviderUrl`: a second simulator standing for another provider: it has its own state, so
- *   it refuses encrypted reasoning the first one issued, as a different provider would.
+ *   it refuses encrypted reasoning the first one issued, as a different provider would;
+ * - `anthropicSimulatorUrl`: a simulator for the Anthropic routes (`/v1/messages`), with a 64-token
+ *   minimum cacheable prompt, so the short conversations of tests are cached.
  */
 import type { TestProject } from "vitest/node";
 import { startSimulator } from "../../simulator/server.ts";
@@ -19,6 +21,7 @@ declare module "vitest" {
     otherProviderUrl: string;
     largeSimulatorUrl: string;
     echoUpstreamUrl: string;
+    anthropicSimulatorUrl: string;
   }
 }
 
@@ -32,12 +35,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   const other = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true });
   const large = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true, prefillMsPerToken: 0 });
+  const anthropic = await startSimulator({
+    port: 0,
+    host: "127.0.0.1",
+    quiet: true,
+    anthropicCacheMinTokens: 64,
+  });
   const echo = await startEchoUpstream();
   project.provide("simulatorUrl", sim.url);
   project.provide("otherProviderUrl", other.url);
   project.provide("largeSimulatorUrl", large.url);
   project.provide("echoUpstreamUrl", echo.url);
+  project.provide("anthropicSimulatorUrl", anthropic.url);
   return async () => {
-    await Promise.all([sim.close(), other.close(), large.close(), echo.close()]);
+    await Promise.all([sim.close(), other.close(), large.close(), anthropic.close(), echo.close()]);
   };
 }

@@ -1,0 +1,95 @@
+/**
+ * Upstream adapter for Anthropic's Messages API (`api: "anthropic-messages"`, docs/anthropic.md):
+ * `POST {base_url}/messages` with `stream: true`, the key in `x-api-key` and the
+ * `anthropic-version` header; the full context translated every turn (request.ts, messages.ts,
+ * with automatic cache breakpoints, cache-breakpoints.ts) and the event stream synthesized into
+ * Responses events (stream.ts, synthesizer.ts); failures mapped by errors.ts, so the retry and
+ * fallback rules of src/upstream/fallback.ts apply as to every route.
+ * Invariant: `open()` resolves only after the first event (`response.created`, from
+ * `message_start`), so every failure before that rejects with an `UpstreamError`; every reasoning
+ * item it streams is marked with its origin (encrypted-reasoning.ts), so Claude's thinking blocks
+ * never go to another upstream.
+ * Source: https://docs.anthropic.com/en/api/messages, https://docs.anthropic.com/en/api/versioning.
+ */
+
+import type { TurnSettings } from "../../protocol/create-request.ts";
+import { utf8Length } from "../../protocol/size-limits.ts";
+import { randomToken } from "../../util/ids.ts";
+import { markStreamOrigin } from "../encrypted-reasoning.ts";
+import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
+import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
+import { DEFAULT_CACHE_MIN_TOKENS } from "./cache-breakpoints.ts";
+import { anthropicFailure } from "./errors.ts";
+import { type CacheSettings, toAnthropicRequest } from "./request.ts";
+import { anthropicStreamEvents } from "./stream.ts";
+import { AnthropicEventSynthesizer } from "./synthesizer.ts";
+
+/** The API version Deltagate speaks (the Messages API as documented since 2023-06-01). */
+export const ANTHROPIC_VERSION = "2023-06-01";
+
+/** Configuration of the Anthropic adapter. */
+export interface AnthropicOptions extends HttpUpstreamOptions {
+  /** Prompt-cache breakpoints (default: on, 1,024-token minimum). */
+  cache?: CacheSettings;
+  /** Clock in ms (defaults to `Date.now`), for the synthesized `created_at`. */
+  now?: () => number;
+}
+
+/** The Anthropic Messages upstream. Stateless: every turn sends the full context. */
+export class AnthropicMessagesUpstream implements Upstream {
+  private readonly options: AnthropicOptions;
+  private readonly http: HttpUpstreamOptions;
+
+  constructor(options: AnthropicOptions) {
+    this.options = options;
+    this.http = {
+      ...options,
+      keyHeader: "x-api-key",
+      headers: { ...options.headers, "anthropic-version": ANTHROPIC_VERSION },
+    };
+  }
+
+  /** The 400 for a setting this route cannot honour (request.ts), checked before the turn starts. */
+  refusal(settings: Partial<TurnSettings>): UpstreamError | null {
+    const probe = {
+      model: "",
+      input: [],
+      newInput: [],
+      previousResponseId: null,
+      responseId: "",
+      settings,
+      sessionKey: "",
+    };
+    try {
+      toAnthropicRequest(probe, this.options.baseUrl, { breakpoints: false, minTokens: 0 });
+      return null;
+    } catch (cause) {
+      return cause instanceof UpstreamError ? cause : null;
+    }
+  }
+
+  /** @inheritdoc */
+  async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
+    const cache = this.options.cache ?? { breakpoints: true, minTokens: DEFAULT_CACHE_MIN_TOKENS };
+    const messages = toAnthropicRequest(request, this.options.baseUrl, cache);
+    const body = JSON.stringify(messages);
+    request.onSent?.({ items: request.input.length, bytes: utf8Length(body) });
+    const response = await postStreaming(this.http, "/messages", body, signal, anthropicFailure);
+    request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
+    const synthesizer = new AnthropicEventSynthesizer({
+      id: `resp_claude_${randomToken(16)}`,
+      model: request.model,
+      createdAt: Math.floor((this.options.now ?? Date.now)() / 1000),
+      settings: request.settings,
+    });
+    const events = anthropicStreamEvents(response.body, synthesizer, signal);
+    const first = await events.next();
+    if (first.done) {
+      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before any event.");
+    }
+    return markStreamOrigin(
+      { first: first.value, rest: { [Symbol.asyncIterator]: () => events } },
+      this.options.baseUrl,
+    );
+  }
+}

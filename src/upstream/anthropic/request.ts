@@ -1,0 +1,183 @@
+/**
+ * Upstream request → Anthropic Messages request body (docs/anthropic.md), rebuilt every turn from
+ * the full context. Owns the settings mapping:
+ * - `instructions` → `system` (messages.ts); function `tools` → `tools` (`parameters` →
+ *   `input_schema`, `strict: true` kept); `tool_choice` `auto` / `none` / `required` / a function →
+ *   `auto` / `none` / `any` / `tool`; `parallel_tool_calls: false` → `disable_parallel_tool_use`;
+ * - `max_output_tokens` → `max_tokens` (required by Anthropic; default `DEFAULT_MAX_TOKENS`, plus
+ *   the thinking budget when thinking is on);
+ * - `reasoning.effort` → `thinking: {type: "enabled", budget_tokens}` (`THINKING_BUDGETS`;
+ *   `none` or no effort: no thinking);
+ * - `temperature` (Anthropic's range is 0–1) and `top_p`; `safety_identifier` (else `user`) →
+ *   `metadata.user_id`; `prompt_cache_retention: "24h"` → the 1-hour cache TTL;
+ * - cache breakpoints (cache-breakpoints.ts) unless the route turned them off.
+ * Everything else a client may set has no Anthropic equivalent and is refused with a 400 naming
+ * it (before the turn starts: adapter.ts `refusal`) (hosted tools, `allowed_tools`, `max_tool_calls`, `top_logprobs`, penalties, `text.format`
+ * other than text, `text.verbosity` other than medium, `include` other than
+ * `reasoning.encrypted_content`, `service_tier` other than auto/default, temperature above 1);
+ * `prompt_cache_key` is a routing hint and needs none (Claude's cache is keyed by the prefix).
+ * Pure: no I/O.
+ * Source: https://docs.anthropic.com/en/api/messages,
+ * https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking,
+ * https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching.
+ */
+import { isRecord, type Json } from "../../protocol/json.ts";
+import { ENCRYPTED_REASONING } from "../encrypted-reasoning.ts";
+import type { UpstreamRequest } from "../upstream.ts";
+import { placeBreakpoints } from "./cache-breakpoints.ts";
+import { toAnthropicConversation, unsupported } from "./messages.ts";
+import type { AnthropicMessage, AnthropicTool, CacheControl } from "./wire.ts";
+
+/** `max_tokens` when the client sets no `max_output_tokens` (and thinking is off). */
+export const DEFAULT_MAX_TOKENS = 8192;
+/** Claude's smallest thinking budget, tokens. */
+export const MIN_THINKING_BUDGET = 1024;
+/** Thinking budget per `reasoning.effort`, tokens. */
+export const THINKING_BUDGETS: Readonly<Record<string, number>> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 24_576,
+  xhigh: 32_000,
+};
+
+/** The request body Deltagate posts to `/messages`. */
+export interface AnthropicRequestBody {
+  model: string;
+  max_tokens: number;
+  messages: AnthropicMessage[];
+  system?: Array<{ type: "text"; text: string; cache_control?: CacheControl }>;
+  tools?: AnthropicTool[];
+  tool_choice?: Json;
+  thinking?: { type: "enabled"; budget_tokens: number };
+  temperature?: number;
+  top_p?: number;
+  metadata?: { user_id: string };
+  stream: true;
+}
+
+/** The route's prompt-cache settings. */
+export interface CacheSettings {
+  /** Place breakpoints (cache-breakpoints.ts). */
+  breakpoints: boolean;
+  /** Minimum cacheable prompt, tokens. */
+  minTokens: number;
+}
+
+const refuse = (param: string, what: string) =>
+  unsupported(`${what} is not supported by an Anthropic upstream (parameter '${param}').`, param);
+
+function toTools(tools: readonly unknown[] | null | undefined): AnthropicTool[] {
+  return (tools ?? []).map((tool, index) => {
+    if (!isRecord(tool) || tool.type !== "function" || typeof tool.name !== "string") {
+      const type = isRecord(tool) ? String(tool.type) : "?";
+      throw refuse(`tools[${index}]`, `A tool of type '${type}'`);
+    }
+    const out: AnthropicTool = {
+      name: tool.name,
+      input_schema: isRecord(tool.parameters)
+        ? (tool.parameters as Json)
+        : { type: "object", properties: {} },
+    };
+    if (typeof tool.description === "string") out.description = tool.description;
+    if (tool.strict === true) out.strict = true;
+    return out;
+  });
+}
+
+function toToolChoice(choice: Json | undefined, parallel: boolean | null | undefined): Json | undefined {
+  let out: Record<string, Json> | undefined;
+  if (choice === undefined || choice === null || choice === "auto") out = undefined;
+  else if (choice === "none") out = { type: "none" };
+  else if (choice === "required") out = { type: "any" };
+  else if (isRecord(choice) && choice.type === "function" && typeof choice.name === "string") {
+    out = { type: "tool", name: choice.name };
+  } else throw refuse("tool_choice", "This tool_choice");
+  if (parallel === false && out?.type !== "none")
+    return { ...(out ?? { type: "auto" }), disable_parallel_tool_use: true };
+  return out;
+}
+
+/** Refuses the settings an Anthropic upstream cannot honour (see the module header). */
+function refuseUnsupported(request: UpstreamRequest): void {
+  const s = request.settings;
+  if (typeof s.max_tool_calls === "number") throw refuse("max_tool_calls", "max_tool_calls");
+  if (typeof s.top_logprobs === "number" && s.top_logprobs > 0) throw refuse("top_logprobs", "top_logprobs");
+  if (typeof s.presence_penalty === "number" && s.presence_penalty !== 0) {
+    throw refuse("presence_penalty", "presence_penalty");
+  }
+  if (typeof s.frequency_penalty === "number" && s.frequency_penalty !== 0) {
+    throw refuse("frequency_penalty", "frequency_penalty");
+  }
+  const format = isRecord(s.text) ? s.text.format : undefined;
+  if (isRecord(format) && format.type !== "text")
+    throw refuse("text.format", `text.format '${String(format.type)}'`);
+  const verbosity = isRecord(s.text) ? s.text.verbosity : undefined;
+  if (verbosity !== undefined && verbosity !== null && verbosity !== "medium") {
+    throw refuse("text.verbosity", `text.verbosity '${String(verbosity)}'`);
+  }
+  for (const value of s.include ?? []) {
+    if (value !== ENCRYPTED_REASONING) throw refuse("include", `include '${value}'`);
+  }
+  if (typeof s.service_tier === "string" && s.service_tier !== "auto" && s.service_tier !== "default") {
+    throw refuse("service_tier", `service_tier '${s.service_tier}'`);
+  }
+  if (typeof s.temperature === "number" && s.temperature > 1) {
+    throw refuse("temperature", "A temperature above 1 (Anthropic's range is 0 to 1)");
+  }
+}
+
+/**
+ * Builds the Messages body for a turn.
+ * @param origin the route's base URL (reasoning another upstream issued is left out).
+ * @throws {UpstreamError} 400 naming a setting, item or part the route cannot carry.
+ */
+export function toAnthropicRequest(
+  request: UpstreamRequest,
+  origin: string,
+  cache: CacheSettings,
+): AnthropicRequestBody {
+  refuseUnsupported(request);
+  const s = request.settings;
+  const { system, messages } = toAnthropicConversation(s.instructions, request.input, origin);
+  const effort = isRecord(s.reasoning) ? s.reasoning.effort : undefined;
+  let budget = typeof effort === "string" ? (THINKING_BUDGETS[effort] ?? null) : null;
+  if (typeof effort === "string" && effort !== "none" && budget === null) {
+    throw refuse("reasoning.effort", `reasoning.effort '${effort}'`);
+  }
+  let maxTokens = DEFAULT_MAX_TOKENS + (budget ?? 0);
+  if (typeof s.max_output_tokens === "number") {
+    maxTokens = s.max_output_tokens;
+    if (budget !== null && budget >= maxTokens) {
+      if (maxTokens - 1 < MIN_THINKING_BUDGET) {
+        throw unsupported(
+          `max_output_tokens must exceed ${MIN_THINKING_BUDGET} when reasoning is on (Claude's smallest thinking budget).`,
+          "max_output_tokens",
+        );
+      }
+      budget = maxTokens - 1;
+    }
+  }
+  const body: AnthropicRequestBody = { model: request.model, max_tokens: maxTokens, messages, stream: true };
+  if (system.length > 0) body.system = system.map((text) => ({ type: "text", text }));
+  const tools = toTools(s.tools);
+  if (tools.length > 0) {
+    body.tools = tools;
+    const choice = toToolChoice(s.tool_choice, s.parallel_tool_calls);
+    if (choice !== undefined) body.tool_choice = choice;
+  }
+  if (budget !== null) body.thinking = { type: "enabled", budget_tokens: budget };
+  if (typeof s.temperature === "number") body.temperature = s.temperature;
+  if (typeof s.top_p === "number") body.top_p = s.top_p;
+  const user = s.safety_identifier ?? s.user;
+  if (typeof user === "string" && user !== "") body.metadata = { user_id: user };
+  if (cache.breakpoints) {
+    const prompt = {
+      messages: body.messages,
+      ...(body.tools ? { tools: body.tools } : {}),
+      ...(body.system ? { system: body.system } : {}),
+    };
+    placeBreakpoints(prompt, cache.minTokens, s.prompt_cache_retention === "24h" ? "1h" : "5m");
+  }
+  return body;
+}
