@@ -54,10 +54,25 @@ const KEY_SHAPES: readonly RegExp[] = [
   ),
 ];
 
+/** What `SecretRedactor.scanValues` found in a text. */
+export interface ValueScan {
+  /** The text up to `held`, with every configured value in it replaced by `[redacted]`. */
+  text: string;
+  /**
+   * The text's tail that could be the start of a configured value, whole or cut off by the end of
+   * the text (empty when none): a stream holds it back until what follows decides.
+   */
+  held: string;
+}
+
 /** Replaces configured secret values and known key shapes in strings and JSON values. */
 export class SecretRedactor {
   /** Longest first, so a secret that contains another is replaced whole. */
   private values: readonly string[];
+  /** The values by their first UTF-16 code unit, longest first (for `scanValues`). */
+  private byFirst = new Map<number, string[]>();
+  /** `byFirst`'s ASCII keys as a table, so most characters are ruled out by one array read. */
+  private asciiFirst = new Uint8Array(128);
 
   /** @param values secret values; blanks and values shorter than 8 characters are ignored. */
   constructor(values: Iterable<string>) {
@@ -78,6 +93,63 @@ export class SecretRedactor {
     }
     if (unique.size === this.values.length) return;
     this.values = [...unique].sort((a, b) => b.length - a.length);
+    this.byFirst = new Map();
+    this.asciiFirst = new Uint8Array(128);
+    for (const value of this.values) {
+      const first = value.charCodeAt(0);
+      const list = this.byFirst.get(first);
+      if (list) list.push(value);
+      else this.byFirst.set(first, [value]);
+      if (first < 128) this.asciiFirst[first] = 1;
+    }
+  }
+
+  /**
+   * Replaces every configured value in `text` (by value only: key shapes are not looked for, so
+   * model output such as a commit hash or an `sk-` example stays as written) in one pass over its
+   * characters: a character that begins no configured value costs one table read.
+   * @param final true when nothing follows `text` (a stream's end): nothing is held back.
+   * @returns the redacted text and, unless `final`, the tail held back because it could begin a
+   *   configured value that the next text completes.
+   */
+  scanValues(text: string, final = false): ValueScan {
+    if (this.values.length === 0) return { text, held: "" };
+    let out = "";
+    let copied = 0;
+    let i = 0;
+    while (i < text.length) {
+      const code = text.charCodeAt(i);
+      const candidates =
+        code < 128 ? (this.asciiFirst[code] ? this.byFirst.get(code) : undefined) : this.byFirst.get(code);
+      if (candidates === undefined) {
+        i++;
+        continue;
+      }
+      const whole = candidates.find((value) => text.startsWith(value, i));
+      if (whole !== undefined) {
+        out += `${text.slice(copied, i)}${REDACTED}`;
+        i += whole.length;
+        copied = i;
+        continue;
+      }
+      if (!final) {
+        const rest = text.length - i;
+        if (candidates.some((value) => value.length > rest && value.startsWith(text.slice(i)))) {
+          return { text: out + text.slice(copied, i), held: text.slice(i) };
+        }
+      }
+      i++;
+    }
+    return { text: copied === 0 ? text : out + text.slice(copied), held: "" };
+  }
+
+  /**
+   * A copy of a JSON value with every string (object keys excluded) passed through `scanValues`
+   * (final): configured values replaced, key shapes left.
+   */
+  valuesJson<T>(value: T): T {
+    if (this.values.length === 0) return value;
+    return this.mapStrings(value, (text) => this.scanValues(text, true).text);
   }
 
   /**
@@ -127,7 +199,12 @@ export class SecretRedactor {
    * deeply nested value cannot overflow the stack.
    */
   json<T>(value: T): T {
-    if (typeof value === "string") return this.text(value) as T;
+    return this.mapStrings(value, (text) => this.text(text));
+  }
+
+  /** A copy of a JSON value with `map` applied to every string (object keys excluded); iterative. */
+  private mapStrings<T>(value: T, map: (text: string) => string): T {
+    if (typeof value === "string") return map(value) as T;
     if (typeof value !== "object" || value === null) return value;
     const root: unknown = Array.isArray(value) ? [...value] : { ...value };
     const stack: Array<Record<string, unknown> | unknown[]> = [root as Record<string, unknown>];
@@ -136,18 +213,22 @@ export class SecretRedactor {
         ? node.map((child, index) => [index, child])
         : Object.entries(node);
       for (const [key, child] of entries) {
-        (node as Record<string | number, unknown>)[key] = this.copyChild(child, stack);
+        (node as Record<string | number, unknown>)[key] = copyChild(child, stack, map);
       }
     }
     return root as T;
   }
+}
 
-  /** A redacted string, or a shallow copy of a container queued on `stack` for its own pass. */
-  private copyChild(child: unknown, stack: Array<Record<string, unknown> | unknown[]>): unknown {
-    if (typeof child === "string") return this.text(child);
-    if (typeof child !== "object" || child === null) return child;
-    const copy = Array.isArray(child) ? [...child] : { ...child };
-    stack.push(copy as Record<string, unknown> | unknown[]);
-    return copy;
-  }
+/** A mapped string, or a shallow copy of a container queued on `stack` for its own pass. */
+function copyChild(
+  child: unknown,
+  stack: Array<Record<string, unknown> | unknown[]>,
+  map: (text: string) => string,
+): unknown {
+  if (typeof child === "string") return map(child);
+  if (typeof child !== "object" || child === null) return child;
+  const copy = Array.isArray(child) ? [...child] : { ...child };
+  stack.push(copy as Record<string, unknown> | unknown[]);
+  return copy;
 }
