@@ -53,8 +53,8 @@ export class OutputRedaction {
    */
   events(event: UpstreamEvent): UpstreamEvent[] {
     const type = event.type;
-    if (type.endsWith(".delta") && typeof event.delta === "string" && !BINARY_DELTAS.has(type)) {
-      return [this.delta(event, event.delta, type.slice(0, -".delta".length))];
+    if (typeof event.delta === "string" && type.endsWith(".delta") && !BINARY_DELTAS.has(type)) {
+      return [this.delta(event, event.delta)];
     }
     const out: UpstreamEvent[] = [];
     if (this.held.size > 0) {
@@ -65,13 +65,24 @@ export class OutputRedaction {
     return out;
   }
 
-  /** `event` with its delta scanned after the part's held tail; a new tail is held. */
-  private delta(event: UpstreamEvent, delta: string, base: string): UpstreamEvent {
-    const key = partKey(base, event);
-    const before = this.held.get(key);
+  /**
+   * `event` with its delta scanned after the part's held tail; a new tail is held. The part's key
+   * is built only when something is or gets held (the common delta holds nothing).
+   */
+  private delta(event: UpstreamEvent, delta: string): UpstreamEvent {
+    let key: string | null = null;
+    let before: Held | undefined;
+    if (this.held.size > 0) {
+      key = partKey(event.type.slice(0, -".delta".length), event);
+      before = this.held.get(key);
+    }
     const scan = this.redactor.scanValues(before ? before.tail + delta : delta);
-    if (scan.held !== "") this.held.set(key, { tail: scan.held, template: event });
-    else if (before) this.held.delete(key);
+    if (scan.held !== "") {
+      key ??= partKey(event.type.slice(0, -".delta".length), event);
+      this.held.set(key, { tail: scan.held, template: event });
+    } else if (before && key !== null) {
+      this.held.delete(key);
+    }
     return scan.text === delta && scan.held === "" ? event : { ...event, delta: scan.text };
   }
 

@@ -69,10 +69,11 @@ export interface ValueScan {
 export class SecretRedactor {
   /** Longest first, so a secret that contains another is replaced whole. */
   private values: readonly string[];
-  /** The values by their first UTF-16 code unit, longest first (for `scanValues`). */
-  private byFirst = new Map<number, string[]>();
-  /** `byFirst`'s ASCII keys as a table, so most characters are ruled out by one array read. */
+  /** The values by their first two UTF-16 code units (`first * 65536 + second`), longest first. */
+  private byPair = new Map<number, string[]>();
+  /** The first code units of the values: ASCII ones as a table (one array read), others in a set. */
   private asciiFirst = new Uint8Array(128);
+  private otherFirst = new Set<number>();
 
   /** @param values secret values; blanks and values shorter than 8 characters are ignored. */
   constructor(values: Iterable<string>) {
@@ -93,21 +94,25 @@ export class SecretRedactor {
     }
     if (unique.size === this.values.length) return;
     this.values = [...unique].sort((a, b) => b.length - a.length);
-    this.byFirst = new Map();
+    this.byPair = new Map();
     this.asciiFirst = new Uint8Array(128);
+    this.otherFirst = new Set();
     for (const value of this.values) {
       const first = value.charCodeAt(0);
-      const list = this.byFirst.get(first);
+      const pair = first * 65536 + value.charCodeAt(1);
+      const list = this.byPair.get(pair);
       if (list) list.push(value);
-      else this.byFirst.set(first, [value]);
+      else this.byPair.set(pair, [value]);
       if (first < 128) this.asciiFirst[first] = 1;
+      else this.otherFirst.add(first);
     }
   }
 
   /**
    * Replaces every configured value in `text` (by value only: key shapes are not looked for, so
    * model output such as a commit hash or an `sk-` example stays as written) in one pass over its
-   * characters: a character that begins no configured value costs one table read.
+   * characters: a character that begins no configured value costs one table read, one that does a
+   * map lookup of it and the next.
    * @param final true when nothing follows `text` (a stream's end): nothing is held back.
    * @returns the redacted text and, unless `final`, the tail held back because it could begin a
    *   configured value that the next text completes.
@@ -117,10 +122,19 @@ export class SecretRedactor {
     let out = "";
     let copied = 0;
     let i = 0;
-    while (i < text.length) {
+    const length = text.length;
+    while (i < length) {
       const code = text.charCodeAt(i);
-      const candidates =
-        code < 128 ? (this.asciiFirst[code] ? this.byFirst.get(code) : undefined) : this.byFirst.get(code);
+      if (code < 128 ? this.asciiFirst[code] === 0 : !this.otherFirst.has(code)) {
+        i++;
+        continue;
+      }
+      // The last character begins a configured value (each has at least 8): it may go on.
+      if (i + 1 === length) {
+        if (!final) return { text: out + text.slice(copied, i), held: text.slice(i) };
+        break;
+      }
+      const candidates = this.byPair.get(code * 65536 + text.charCodeAt(i + 1));
       if (candidates === undefined) {
         i++;
         continue;
@@ -133,7 +147,7 @@ export class SecretRedactor {
         continue;
       }
       if (!final) {
-        const rest = text.length - i;
+        const rest = length - i;
         if (candidates.some((value) => value.length > rest && value.startsWith(text.slice(i)))) {
           return { text: out + text.slice(copied, i), held: text.slice(i) };
         }
