@@ -10,6 +10,9 @@
  *   right before that part's `*.done`, or before the turn's terminal event;
  * - every other event (`*.done`, `response.output_item.*`, `response.content_part.*`, terminal
  *   events with their `output`) has every string redacted by value.
+ * Every `*.delta` with a string `delta` is covered, not only the text streams of the output
+ * grammar (src/protocol/output-events.ts `TEXT_STREAMS`): code-interpreter code, MCP arguments and
+ * audio transcripts stream that way too; a part is the `*.delta`/`*.done` pair of the same name.
  * Key shapes (`sk-…`) are not redacted in output: a model legitimately writes example keys,
  * hashes and 32-hex ids, and no shape is a secret of this deployment.
  * Invariant: no configured secret value reaches the engine (the client, the event log, the stored
