@@ -28,7 +28,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
-import { LOCAL_ADMIN_KEY, LOCAL_DEV_KEY, REPO_ROOT, startLocalStack } from "../scripts/local-stack.ts";
+import { LOCAL_DEV_KEY, REPO_ROOT, startLocalStack } from "../scripts/local-stack.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
 const RATE = Number(process.env.BENCH_TENANT_RATE ?? 2);
@@ -69,7 +69,7 @@ const proxyWsUrl = `${stack.origin.replace("http", "ws")}/v1/responses`;
 async function adminCall(path: string, body: unknown): Promise<Record<string, unknown>> {
   const response = await fetch(`${stack.origin}/admin/v1${path}`, {
     method: "POST",
-    headers: { authorization: `Bearer ${LOCAL_ADMIN_KEY}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${stack.secrets.ADMIN_API_KEY}`, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`admin ${path}: ${response.status} ${await response.text()}`);

@@ -1,7 +1,8 @@
 /**
  * `npm run admin -- <command>`: the admin CLI, a thin client of the admin HTTP API
  * (src/tenancy/admin-api.ts). Against the local stack (`npm start`, http://127.0.0.1:8787 with the
- * local admin key) by default; `--remote https://deltagate.example.workers.dev` (or
+ * local admin key, read from the local secrets file beside its state: `DELTAGATE_STATE_DIR`, else
+ * .wrangler/state; scripts/local-secrets.ts) by default; `--remote https://deltagate.example.workers.dev` (or
  * `DELTAGATE_ADMIN_URL`) targets a deployed one, with its key from `DELTAGATE_ADMIN_KEY` (never a
  * command-line argument, so it stays out of shell history).
  * Commands:
@@ -14,8 +15,12 @@
  *   upstream-key set <tenant> --from-env VAR | upstream-key remove <tenant>
  * Add `--json` for raw JSON. A new key is printed once; nothing can show it again.
  */
+
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { LOCAL_ADMIN_KEY } from "./local-stack.ts";
+import { LOCAL_SECRETS_FILE, localSecrets } from "./local-secrets.ts";
+import { REPO_ROOT } from "./local-stack.ts";
 
 const LIMIT_FLAGS = {
   "max-sockets": "max_sockets",
@@ -66,7 +71,12 @@ if (values.help || positionals[0] === "help") {
 
 const remote = values.remote || process.env.DELTAGATE_ADMIN_URL || undefined;
 const base = (remote ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`).replace(/\/+$/, "");
-const adminKey = process.env.DELTAGATE_ADMIN_KEY || (remote ? undefined : LOCAL_ADMIN_KEY);
+/** The local stack's admin key, from its secrets file (only if `npm start` has written one). */
+function localAdminKey(): string | undefined {
+  const stateDir = process.env.DELTAGATE_STATE_DIR || join(REPO_ROOT, ".wrangler", "state");
+  return existsSync(join(stateDir, LOCAL_SECRETS_FILE)) ? localSecrets(stateDir).ADMIN_API_KEY : undefined;
+}
+const adminKey = process.env.DELTAGATE_ADMIN_KEY || (remote ? undefined : localAdminKey());
 
 function fail(message: string): never {
   console.error(message);
@@ -74,7 +84,12 @@ function fail(message: string): never {
 }
 
 async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-  if (!adminKey) fail("Set DELTAGATE_ADMIN_KEY to the deployment's ADMIN_API_KEY.");
+  if (!adminKey)
+    fail(
+      remote
+        ? "Set DELTAGATE_ADMIN_KEY to the deployment's ADMIN_API_KEY."
+        : "No local admin key: start the local stack (`npm start`) first, or set DELTAGATE_ADMIN_KEY.",
+    );
   let response: Response;
   try {
     response = await fetch(`${base}/admin/v1${path}`, {

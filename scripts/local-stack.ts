@@ -9,6 +9,11 @@
  * `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
  * neither a developer's `.dev.vars` nor their shell variables can override it
  * (wrangler 4.164 `getVarsForDev`; https://developers.cloudflare.com/workers/configuration/environment-variables/).
+ * Closed by default: its secrets (signing key of client secrets, control secret, admin key,
+ * compaction key) come from the file beside its state (local-secrets.ts), never from a constant;
+ * `CORS_ALLOWED_ORIGINS` is its own origins (`http://127.0.0.1:PORT`, `http://localhost:PORT`)
+ * unless the caller sets it, so a page on another origin gets no CORS answer and a 403 for
+ * anything it sends, a WebSocket upgrade included.
  * Tests run a frozen snapshot of the Worker (`snapshot: true`) so a file saved mid-run cannot make
  * wrangler reload and drop their sockets; `npm start` keeps wrangler's live reload.
  */
@@ -20,25 +25,15 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
+import { type LocalSecrets, localSecrets } from "./local-secrets.ts";
 import { runtimeOrigin } from "./runtime-origin.ts";
 
-/** The local development API key (documented in .dev.vars.example and the README). */
+/**
+ * The local development API key (documented in .dev.vars.example and the README). A published
+ * value on purpose (`npm run demo`, the README's curl lines): it reaches only processes on this
+ * machine, since the stack listens on 127.0.0.1 and refuses every other origin (see below).
+ */
 export const LOCAL_DEV_KEY = "dg-local-dev-key";
-/**
- * The local development signing key of client secrets (`CLIENT_SECRET_SIGNING_KEY`): fixed, so a
- * secret minted before a restart of the local stack still verifies after it. Development only.
- */
-export const LOCAL_DEV_SIGNING_KEY = "deltagate-local-dev-client-secret-signing-key";
-/** The local admin API key (`npm run admin` uses it against the local stack). */
-export const LOCAL_ADMIN_KEY = "dg-local-admin-key";
-/** The local control-plane secret: signs minted keys, seals tenants' upstream keys. Never deploy it. */
-export const LOCAL_CONTROL_SECRET = "deltagate-local-control-secret";
-
-/**
- * The local development key of Deltagate's own compaction items (`COMPACTION_KEY`, README
- * "Compaction"): a fixed value, so items survive a restart of `npm start`. Never use it deployed.
- */
-export const LOCAL_COMPACTION_KEY = "dg-local-dev-compaction-key";
 
 /** The repository root (this file lives in `scripts/`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -65,7 +60,10 @@ export interface LocalStackOptions {
   vars?: Record<string, string>;
   /** Print wrangler's and the simulator's output (otherwise only the last 16 KB are kept). */
   verbose: boolean;
-  /** Directory for wrangler's local Durable Object storage (`--persist-to`); default: a temp dir. */
+  /**
+   * Directory for wrangler's local Durable Object storage (`--persist-to`), and of the local
+   * secrets that go with it (local-secrets.ts); default: a temp dir, so fresh secrets.
+   */
   persistTo?: string;
   /**
    * Run a frozen copy of the Worker (see `snapshotWorker`) instead of the live tree. `wrangler dev`
@@ -86,6 +84,10 @@ export interface LocalStack {
   simulator: RunningSimulator | null;
   /** The model ids the Worker advertises (`MODELS`), in order. */
   models: string[];
+  /** The stack's local secrets (the Worker's settings of those names). */
+  secrets: LocalSecrets;
+  /** Its Durable Object state directory (where its secrets file is). */
+  stateDir: string;
   /** The last output of wrangler (stdout and stderr interleaved), for diagnostics. */
   output(): string;
   /**
@@ -258,22 +260,33 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   if (options.simulatorPort && !options.upstreamBaseUrl) {
     await assertPortFree(options.simulatorPort, "simulator", "SIM_PORT");
   }
+  // The env file holds secrets: private dir, mode 0600, removed by stop().
+  const dir = mkdtempSync(join(tmpdir(), "deltagate-"));
+  const stateDir = options.persistTo ?? join(dir, "state");
+  let secrets: LocalSecrets;
+  try {
+    secrets = localSecrets(stateDir);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
   const simulator = options.upstreamBaseUrl
     ? null
     : await startSimulator({ port: options.simulatorPort, host: "127.0.0.1", quiet: !options.verbose });
   const port = options.port || (await freePort());
+  const origin = `http://127.0.0.1:${port}`;
   const vars: Record<string, string> = {
     DELTAGATE_API_KEYS: options.apiKeys ?? `${LOCAL_DEV_KEY}:local`,
-    CLIENT_SECRET_SIGNING_KEY: LOCAL_DEV_SIGNING_KEY,
+    // Its own origins only: no other page may call it (README "Security").
+    CORS_ALLOWED_ORIGINS: `${origin},http://localhost:${port}`,
     // The development minting route `POST /demo/client_secret`, for the local tenant (with the
     // default keys only: custom keys name their own tenants).
     ...(options.apiKeys === undefined && options.vars?.DELTAGATE_API_KEYS === undefined
       ? { DEMO_CLIENT_SECRET_TENANT: "local" }
       : {}),
-    // The control plane's local secrets (README "Tenants"): keys minted by `npm run admin` are
-    // signed with the first; the admin API and CLI use the second. Production sets its own.
-    CONTROL_SECRET: LOCAL_CONTROL_SECRET,
-    ADMIN_API_KEY: LOCAL_ADMIN_KEY,
+    // The local secrets (client-secret signing key, control secret, admin key, compaction key):
+    // random, from the file beside the state (local-secrets.ts). Production sets its own.
+    ...secrets,
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
     UPSTREAM_API_KEY: options.upstreamApiKey ?? "sim-key",
     MODELS: options.upstreamBaseUrl ? "gpt-5.1" : "deltagate-sim",
@@ -281,11 +294,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // OpenAI (the Worker's own default for api.openai.com); a real upstream gets the Worker's
     // default for its base URL (src/config/config.ts `defaultUpstreamApi`).
     ...(options.upstreamBaseUrl ? {} : { UPSTREAM_API: "responses-ws" }),
-    COMPACTION_KEY: LOCAL_COMPACTION_KEY,
     ...options.vars,
   };
-  // The env file holds secrets: private dir, mode 0600, removed by stop().
-  const dir = mkdtempSync(join(tmpdir(), "deltagate-"));
   const envFile = join(dir, "dev.env");
   writeFileSync(envFile, toEnvFile(vars), { mode: 0o600 });
   const snapshot = options.snapshot ? snapshotWorker() : null;
@@ -308,7 +318,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     envFile,
     "--show-interactive-dev-session=false",
     "--persist-to",
-    options.persistTo ?? join(dir, "state"),
+    stateDir,
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
@@ -343,7 +353,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   process.once("exit", onExit);
 
-  const origin = `http://127.0.0.1:${port}`;
   let stopping: Promise<void> | null = null;
   const end = (graceful: boolean): Promise<void> => {
     stopping ??= (async () => {
@@ -386,6 +395,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     origin,
     simulator,
     models,
+    secrets,
+    stateDir,
     output: () => tail,
     runtimeOrigin: () => runtimeOrigin(child.pid ?? -1, origin),
     stop,

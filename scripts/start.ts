@@ -4,7 +4,9 @@
  * configuration table is taken from this process's environment (scripts/start-config.ts); setting
  * UPSTREAM_BASE_URL (with UPSTREAM_API_KEY, MODELS) switches to a real model server instead of the
  * simulator; no account or key is needed otherwise. Durable Object state persists in
- * .wrangler/state (DELTAGATE_STATE_DIR overrides).
+ * .wrangler/state (DELTAGATE_STATE_DIR overrides), beside the stack's own random secrets
+ * (scripts/local-secrets.ts); only the stack's own origins may call it unless CORS_ALLOWED_ORIGINS
+ * says otherwise (scripts/local-stack.ts).
  * Owns the stack's lifetime: Ctrl-C (SIGINT), SIGTERM and SIGHUP stop wrangler, every workerd and
  * the simulator; so does the death of the parent process (`npm` does not pass SIGTERM on through
  * its `sh -c`), so nothing is left holding the ports.
@@ -48,7 +50,9 @@ console.log(
   `API key: ${settings.DELTAGATE_API_KEYS !== undefined ? "(from DELTAGATE_API_KEYS)" : LOCAL_DEV_KEY}`,
 );
 if (settings.DELTAGATE_API_KEYS === undefined) {
-  console.log(`Client secrets (development only): curl -X POST ${stack.origin}/demo/client_secret`);
+  console.log(
+    `Client secrets (development only, the demo page's own origin): curl -X POST ${stack.origin}/demo/client_secret -H 'origin: ${stack.origin}' -H 'content-type: application/json'`,
+  );
   console.log(`Web agent page (development only): ${stack.origin}/demo/`);
 }
 console.log(`Try it: ${demo}   (Ctrl-C stops Deltagate and the simulator)\n`);

@@ -109,6 +109,30 @@ export function originNotAllowed(): ApiError {
   return refused(403, "origin_not_allowed", "This origin is not allowed (CORS_ALLOWED_ORIGINS).");
 }
 
+/**
+ * 403 `demo_origin_not_allowed`: the unauthenticated demo minting route answers only its own page,
+ * a browser request whose `Origin` is the Worker's own.
+ */
+export function demoOriginNotAllowed(): ApiError {
+  return refused(
+    403,
+    "demo_origin_not_allowed",
+    "POST /demo/client_secret answers only the demo page this server serves: a request with its own `Origin` header.",
+  );
+}
+
+/**
+ * 415 `unsupported_content_type`: the demo minting route takes only `Content-Type: application/json`,
+ * which a page on another origin cannot send without a preflight.
+ */
+export function demoContentTypeNotAllowed(): ApiError {
+  return refused(
+    415,
+    "unsupported_content_type",
+    "POST /demo/client_secret takes only `Content-Type: application/json`.",
+  );
+}
+
 /** 403 `client_secret_model_not_allowed`: the model is not among the secret's `models`. */
 export function modelNotAllowed(model: string): ApiError {
   return refused(

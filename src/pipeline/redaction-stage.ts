@@ -5,9 +5,10 @@
  * `open()` (a request-level error) or from the stream (a mid-stream failure), an `error` event,
  * and the `error` / `incomplete_details` of a terminal event (`response.failed`,
  * `response.incomplete`) are redacted by `SecretRedactor` (src/secrets/redactor.ts) — configured
- * secrets by value and known key shapes. Everything the engine derives from them (the client's
- * `error` event or HTTP error, the stored response's `error`, its event log) is therefore clean.
- * Model output (text, tool calls) is not touched: the model never sees Deltagate's keys.
+ * secrets by value and known key shapes. Model output (text, reasoning, tool calls, stored items,
+ * deltas split anywhere) has configured secret values redacted (output-redaction.ts). Everything
+ * the engine derives from them (the client's events or HTTP error, the stored response, its event
+ * log) is therefore clean.
  * Invariant: no `UpstreamError` message, and no error field of an upstream event, reaches the
  * engine unredacted; upstream error messages are capped at `MAX_UPSTREAM_MESSAGE` characters and
  * error objects at `MAX_UPSTREAM_ERROR_JSON` (after redaction, so a cap never cuts a key in two and
@@ -16,13 +17,13 @@
 import { isRecord } from "../protocol/json.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import { decorateUpstream } from "../upstream/decorate.ts";
-import { mapEvents } from "../upstream/map-events.ts";
 import {
   type Upstream,
   UpstreamError,
   type UpstreamEvent,
   type UpstreamStream,
 } from "../upstream/upstream.ts";
+import { OutputRedaction } from "./output-redaction.ts";
 import type { TurnStage } from "./stage.ts";
 
 /** Longest upstream error message relayed, in UTF-16 code units. */
@@ -51,12 +52,52 @@ export function redactedUpstream(inner: Upstream, redactor: SecretRedactor): Ups
 }
 
 function redactedStream(stream: UpstreamStream, redactor: SecretRedactor): UpstreamStream {
+  const output = new OutputRedaction(redactor);
+  // The first event holds nothing back and releases nothing (nothing is held yet): one event.
+  const [first = stream.first] = output.events(stream.first);
   return {
     ...stream, // optional members (the usage stage's `usage` counter) pass through
-    first: redactedEvent(stream.first, redactor),
-    rest: mapEvents(stream.rest, (event) => redactedEvent(event, redactor), {
-      mapError: (cause) => redactedError(cause, redactor),
-    }),
+    first: redactedEvent(first, redactor),
+    rest: redactedRest(stream.rest, output, redactor),
+  };
+}
+
+/**
+ * `source` with each event through `output` (which may put a held delta's release before it) and
+ * `redactedEvent`; an error of the source redacted. One promise turn per upstream event, as
+ * `mapEvents` (src/upstream/map-events.ts); `return()` is forwarded to the source.
+ */
+function redactedRest(
+  source: AsyncIterable<UpstreamEvent>,
+  output: OutputRedaction,
+  redactor: SecretRedactor,
+): AsyncIterable<UpstreamEvent> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<UpstreamEvent> {
+      const inner = source[Symbol.asyncIterator]();
+      const queued: UpstreamEvent[] = [];
+      const failed = (cause: unknown): never => {
+        throw redactedError(cause, redactor);
+      };
+      const mapped = (result: IteratorResult<UpstreamEvent>): IteratorResult<UpstreamEvent> => {
+        if (result.done) return { done: true, value: undefined };
+        const events = output.events(result.value);
+        for (let i = 1; i < events.length; i++) queued.push(redactedEvent(events[i]!, redactor));
+        return { done: false, value: redactedEvent(events[0]!, redactor) };
+      };
+      return {
+        next: () => {
+          const next = queued.shift();
+          return next !== undefined
+            ? Promise.resolve({ done: false, value: next })
+            : inner.next().then(mapped, failed);
+        },
+        return: async (): Promise<IteratorResult<UpstreamEvent>> => {
+          await inner.return?.();
+          return { done: true, value: undefined };
+        },
+      };
+    },
   };
 }
 

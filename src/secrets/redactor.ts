@@ -54,10 +54,26 @@ const KEY_SHAPES: readonly RegExp[] = [
   ),
 ];
 
+/** What `SecretRedactor.scanValues` found in a text. */
+export interface ValueScan {
+  /** The text up to `held`, with every configured value in it replaced by `[redacted]`. */
+  text: string;
+  /**
+   * The text's tail that could be the start of a configured value, whole or cut off by the end of
+   * the text (empty when none): a stream holds it back until what follows decides.
+   */
+  held: string;
+}
+
 /** Replaces configured secret values and known key shapes in strings and JSON values. */
 export class SecretRedactor {
   /** Longest first, so a secret that contains another is replaced whole. */
   private values: readonly string[];
+  /** The values by their first two UTF-16 code units (`first * 65536 + second`), longest first. */
+  private byPair = new Map<number, string[]>();
+  /** The first code units of the values: ASCII ones as a table (one array read), others in a set. */
+  private asciiFirst = new Uint8Array(128);
+  private otherFirst = new Set<number>();
 
   /** @param values secret values; blanks and values shorter than 8 characters are ignored. */
   constructor(values: Iterable<string>) {
@@ -78,6 +94,76 @@ export class SecretRedactor {
     }
     if (unique.size === this.values.length) return;
     this.values = [...unique].sort((a, b) => b.length - a.length);
+    this.byPair = new Map();
+    this.asciiFirst = new Uint8Array(128);
+    this.otherFirst = new Set();
+    for (const value of this.values) {
+      const first = value.charCodeAt(0);
+      const pair = first * 65536 + value.charCodeAt(1);
+      const list = this.byPair.get(pair);
+      if (list) list.push(value);
+      else this.byPair.set(pair, [value]);
+      if (first < 128) this.asciiFirst[first] = 1;
+      else this.otherFirst.add(first);
+    }
+  }
+
+  /**
+   * Replaces every configured value in `text` (by value only: key shapes are not looked for, so
+   * model output such as a commit hash or an `sk-` example stays as written) in one pass over its
+   * characters: a character that begins no configured value costs one table read, one that does a
+   * map lookup of it and the next.
+   * @param final true when nothing follows `text` (a stream's end): nothing is held back.
+   * @returns the redacted text and, unless `final`, the tail held back because it could begin a
+   *   configured value that the next text completes.
+   */
+  scanValues(text: string, final = false): ValueScan {
+    if (this.values.length === 0) return { text, held: "" };
+    let out = "";
+    let copied = 0;
+    let i = 0;
+    const length = text.length;
+    while (i < length) {
+      const code = text.charCodeAt(i);
+      if (code < 128 ? this.asciiFirst[code] === 0 : !this.otherFirst.has(code)) {
+        i++;
+        continue;
+      }
+      // The last character begins a configured value (each has at least 8): it may go on.
+      if (i + 1 === length) {
+        if (!final) return { text: out + text.slice(copied, i), held: text.slice(i) };
+        break;
+      }
+      const candidates = this.byPair.get(code * 65536 + text.charCodeAt(i + 1));
+      if (candidates === undefined) {
+        i++;
+        continue;
+      }
+      const whole = candidates.find((value) => text.startsWith(value, i));
+      if (whole !== undefined) {
+        out += `${text.slice(copied, i)}${REDACTED}`;
+        i += whole.length;
+        copied = i;
+        continue;
+      }
+      if (!final) {
+        const rest = length - i;
+        if (candidates.some((value) => value.length > rest && value.startsWith(text.slice(i)))) {
+          return { text: out + text.slice(copied, i), held: text.slice(i) };
+        }
+      }
+      i++;
+    }
+    return { text: copied === 0 ? text : out + text.slice(copied), held: "" };
+  }
+
+  /**
+   * A copy of a JSON value with every string (object keys excluded) passed through `scanValues`
+   * (final): configured values replaced, key shapes left.
+   */
+  valuesJson<T>(value: T): T {
+    if (this.values.length === 0) return value;
+    return this.mapStrings(value, (text) => this.scanValues(text, true).text);
   }
 
   /**
@@ -127,7 +213,12 @@ export class SecretRedactor {
    * deeply nested value cannot overflow the stack.
    */
   json<T>(value: T): T {
-    if (typeof value === "string") return this.text(value) as T;
+    return this.mapStrings(value, (text) => this.text(text));
+  }
+
+  /** A copy of a JSON value with `map` applied to every string (object keys excluded); iterative. */
+  private mapStrings<T>(value: T, map: (text: string) => string): T {
+    if (typeof value === "string") return map(value) as T;
     if (typeof value !== "object" || value === null) return value;
     const root: unknown = Array.isArray(value) ? [...value] : { ...value };
     const stack: Array<Record<string, unknown> | unknown[]> = [root as Record<string, unknown>];
@@ -136,18 +227,22 @@ export class SecretRedactor {
         ? node.map((child, index) => [index, child])
         : Object.entries(node);
       for (const [key, child] of entries) {
-        (node as Record<string | number, unknown>)[key] = this.copyChild(child, stack);
+        (node as Record<string | number, unknown>)[key] = copyChild(child, stack, map);
       }
     }
     return root as T;
   }
+}
 
-  /** A redacted string, or a shallow copy of a container queued on `stack` for its own pass. */
-  private copyChild(child: unknown, stack: Array<Record<string, unknown> | unknown[]>): unknown {
-    if (typeof child === "string") return this.text(child);
-    if (typeof child !== "object" || child === null) return child;
-    const copy = Array.isArray(child) ? [...child] : { ...child };
-    stack.push(copy as Record<string, unknown> | unknown[]);
-    return copy;
-  }
+/** A mapped string, or a shallow copy of a container queued on `stack` for its own pass. */
+function copyChild(
+  child: unknown,
+  stack: Array<Record<string, unknown> | unknown[]>,
+  map: (text: string) => string,
+): unknown {
+  if (typeof child === "string") return map(child);
+  if (typeof child !== "object" || child === null) return child;
+  const copy = Array.isArray(child) ? [...child] : { ...child };
+  stack.push(copy as Record<string, unknown> | unknown[]);
+  return copy;
 }

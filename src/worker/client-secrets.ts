@@ -7,6 +7,10 @@
  *   `{"value":"ek_…","expires_at":<unix s>,"session":{"id","models","max_turns","max_request_bytes"}}`;
  * - `POST /demo/client_secret`, development only: the same, without authentication, for the tenant
  *   `DEMO_CLIENT_SECRET_TENANT` names; absent (404) unless that setting is set (`npm start` sets it).
+ *   It answers only a same-origin browser request — `Origin` the Worker's own origin (403
+ *   `demo_origin_not_allowed`) and `Content-Type: application/json` (415), a type a page on
+ *   another origin cannot send without a preflight — whatever `CORS_ALLOWED_ORIGINS` says, so no
+ *   page elsewhere can mint with it (https://fetch.spec.whatwg.org/#cors-safelisted-request-header).
  * Owns the request's validation and the choice of the session: the one named, else a fresh one.
  * Invariants: every secret is bound to exactly one session of its tenant; the response is never
  * cached (`Cache-Control: no-store`); nothing is stored.
@@ -20,7 +24,11 @@ import {
   MIN_TTL_SECONDS,
   mintClientSecret,
 } from "../auth/client-secret.ts";
-import { clientSecretsNotConfigured } from "../auth/errors.ts";
+import {
+  clientSecretsNotConfigured,
+  demoContentTypeNotAllowed,
+  demoOriginNotAllowed,
+} from "../auth/errors.ts";
 import { parseConfig } from "../config/config.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
@@ -126,6 +134,19 @@ export function createClientSecret(c: Context<AppEnv>): Promise<Response> {
   return mintResponse(c, c.get("tenant"));
 }
 
+/**
+ * Refuses a demo minting request that is not a same-origin browser request: its `Origin` must be
+ * the Worker's own (the origin of the URL it was sent to, where the demo page is served) and its
+ * media type `application/json`.
+ * @throws {ApiError} 403 `demo_origin_not_allowed`, 415 `unsupported_content_type`.
+ */
+function assertSameOriginPage(request: Request): void {
+  const origin = request.headers.get("origin");
+  if (origin === null || origin !== new URL(request.url).origin) throw demoOriginNotAllowed();
+  const mediaType = request.headers.get("content-type")?.split(";")[0]?.trim().toLowerCase();
+  if (mediaType !== "application/json") throw demoContentTypeNotAllowed();
+}
+
 /** `POST /demo/client_secret`: development only (`DEMO_CLIENT_SECRET_TENANT`), otherwise 404. */
 export function createDemoClientSecret(c: Context<AppEnv>): Promise<Response> {
   const tenant = parseConfig(c.env).clientSecrets.demoTenant;
@@ -137,5 +158,6 @@ export function createDemoClientSecret(c: Context<AppEnv>): Promise<Response> {
       param: null,
     });
   }
+  assertSameOriginPage(c.req.raw);
   return mintResponse(c, tenant);
 }

@@ -16,7 +16,13 @@ async function admin(...args: string[]): Promise<string> {
   const port = new URL(e2e.stack.origin).port;
   const result = await runProcess(process.execPath, [join(REPO_ROOT, "scripts/admin.ts"), ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: port, DELTAGATE_ADMIN_KEY: "", DELTAGATE_ADMIN_URL: "" },
+    env: {
+      ...process.env,
+      PORT: port,
+      DELTAGATE_STATE_DIR: e2e.stack.stateDir, // its admin key is in the secrets file there
+      DELTAGATE_ADMIN_KEY: "",
+      DELTAGATE_ADMIN_URL: "",
+    },
     timeoutMs: 30_000,
   });
   expect(result.code, result.stderr).toBe(0);

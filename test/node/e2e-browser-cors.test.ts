@@ -5,20 +5,22 @@
  * streamed response read as SSE over `fetch`, the `Server-Timing` header (exposed), a retrieve,
  * a refused secret whose error the page can read, and a WebSocket from that origin with the
  * secret in the query. The page's origin is a tiny static server on another port; Deltagate runs
- * under `wrangler dev` behind the recording proxy, which shows the preflight on the wire.
+ * under `wrangler dev` behind the recording proxy, which shows the preflight on the wire; the app's
+ * origin is in `CORS_ALLOWED_ORIGINS` (the local stack allows only its own origins by default).
  */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
+import { freePort, LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
 import { launchChromium } from "../support/browser.ts";
 import { useProxiedStack } from "../support/e2e-stack.ts";
 
-const e2e = useProxiedStack();
+/** The app's origin: configured in `CORS_ALLOWED_ORIGINS`, as the local stack allows only its own. */
+const sitePort = await freePort();
+const siteUrl = `http://localhost:${sitePort}/`;
+const e2e = useProxiedStack({ CORS_ALLOWED_ORIGINS: new URL(siteUrl).origin });
 let browser: Browser | undefined;
 let site: Server | undefined;
-let siteUrl = "";
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -26,8 +28,7 @@ beforeAll(async () => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.end("<!doctype html><title>another origin</title><p>An app on another origin.</p>");
   });
-  await new Promise<void>((resolve) => site!.listen(0, "127.0.0.1", resolve));
-  siteUrl = `http://localhost:${(site.address() as AddressInfo).port}/`;
+  await new Promise<void>((resolve) => site!.listen(sitePort, "127.0.0.1", resolve));
 });
 afterAll(async () => {
   await browser?.close();

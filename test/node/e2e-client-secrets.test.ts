@@ -25,6 +25,8 @@ interface Minted {
 async function demoSecret(body: unknown = {}): Promise<Minted> {
   const res = await fetch(`${e2e.stack.origin}/demo/client_secret`, {
     method: "POST",
+    // What the demo page sends: its own origin, a JSON body (the route takes nothing else).
+    headers: { origin: e2e.stack.origin, "content-type": "application/json" },
     body: JSON.stringify(body),
   });
   expect(res.status, await res.clone().text()).toBe(200);

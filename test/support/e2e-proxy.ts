@@ -86,11 +86,18 @@ function offeredProtocols(headers: IncomingHttpHeaders): string[] {
     .filter((entry) => entry.length > 0);
 }
 
-function forwardable(headers: IncomingHttpHeaders): Record<string, string | string[]> {
+/**
+ * The headers passed on to Deltagate. As `host` becomes the target's, an `Origin` naming the
+ * proxy itself (a page the proxy served) becomes the target's origin: a same-origin request
+ * through the proxy stays same-origin, as behind a reverse proxy that keeps `Host`. Any other
+ * `Origin` passes as it is.
+ */
+function forwardable(headers: IncomingHttpHeaders, target: URL): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined && !HOP_HEADERS.has(name)) out[name] = value;
   }
+  if (headers.origin !== undefined && headers.origin === `http://${headers.host}`) out.origin = target.origin;
   return out;
 }
 
@@ -146,7 +153,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         port: targetUrl.port,
         method: req.method,
         path: req.url,
-        headers: { ...forwardable(req.headers), host: targetUrl.host },
+        headers: { ...forwardable(req.headers, targetUrl), host: targetUrl.host },
       },
       (upstreamRes) => {
         entry.status = upstreamRes.statusCode ?? null;
@@ -170,7 +177,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     };
     upgrades.push(entry);
     const upstream = new WebSocket(`ws://${targetUrl.host}${entry.path}`, offeredProtocols(req.headers), {
-      headers: forwardable(req.headers),
+      headers: forwardable(req.headers, targetUrl),
       perMessageDeflate: false,
       maxPayload: 0,
     });

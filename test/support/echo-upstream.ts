@@ -13,9 +13,14 @@
  * - `error_mid` — some output, then an `error` event / frame / chunk;
  * - `error_event` — Chat Completions only: some output, then an `event: error` SSE event;
  * - `failed` — some output, then `response.failed` whose `response.error` quotes the key;
- * - `incomplete` — some output, then `response.incomplete` whose `incomplete_details` quotes it.
+ * - `incomplete` — some output, then `response.incomplete` whose `incomplete_details` quotes it;
+ * - `output` — the model's output quotes it (issue #23): a message whose text deltas cut the key
+ *   in three (after its first character, and in its middle) and a function call whose argument
+ *   deltas cut it likewise, then the `*.done` events, the items and `response.completed`'s
+ *   `output` with it whole (Chat Completions: content chunks and tool-call argument chunks cut
+ *   the same way).
  * A WebSocket upgrade on `/status/NNN/v1/responses` is refused with NNN and the key in the body.
- * The key is put in `message`, `code` and `param` alike. Text output never contains it.
+ * The key is put in `message`, `code` and `param` alike. Text output contains it only at `output`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -57,8 +62,91 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** `key` cut in three: after its first character and in its middle (deltas that split it). */
+function keyPieces(key: string): [string, string, string] {
+  const middle = Math.floor(key.length / 2);
+  return [key.slice(0, 1), key.slice(1, middle), key.slice(middle)];
+}
+
+/** A completed response whose message text and function-call arguments quote `key`. */
+function outputEvents(key: string): Array<Record<string, unknown>> {
+  const id = `resp_echo_${Math.random().toString(36).slice(2)}`;
+  const base = { id, object: "response", created_at: 1, model: "echo" };
+  const [a, b, c] = keyPieces(key);
+  const text = `The key is ${key}. Again:${key}`;
+  const args = JSON.stringify({ token: key });
+  const message = {
+    id: "msg_echo",
+    type: "message",
+    role: "assistant",
+    status: "completed",
+    content: [{ type: "output_text", text, annotations: [] }],
+  };
+  const call = {
+    id: "fc_echo",
+    type: "function_call",
+    status: "completed",
+    call_id: "call_echo",
+    name: "use_key",
+    arguments: args,
+  };
+  const part = { item_id: "msg_echo", output_index: 0, content_index: 0 };
+  const argsAt = args.indexOf(key);
+  return [
+    { type: "response.created", response: { ...base, status: "in_progress", output: [] } },
+    {
+      type: "response.output_item.added",
+      output_index: 0,
+      item: { ...message, status: "in_progress", content: [] },
+    },
+    {
+      type: "response.content_part.added",
+      ...part,
+      part: { type: "output_text", text: "", annotations: [] },
+    },
+    { type: "response.output_text.delta", ...part, delta: `The key is ${a}` },
+    { type: "response.output_text.delta", ...part, delta: b },
+    { type: "response.output_text.delta", ...part, delta: `${c}. Again:` },
+    { type: "response.output_text.delta", ...part, delta: key },
+    { type: "response.output_text.done", ...part, text },
+    { type: "response.content_part.done", ...part, part: message.content[0] },
+    { type: "response.output_item.done", output_index: 0, item: message },
+    {
+      type: "response.output_item.added",
+      output_index: 1,
+      item: { ...call, status: "in_progress", arguments: "" },
+    },
+    {
+      type: "response.function_call_arguments.delta",
+      item_id: "fc_echo",
+      output_index: 1,
+      delta: `${args.slice(0, argsAt)}${a}`,
+    },
+    { type: "response.function_call_arguments.delta", item_id: "fc_echo", output_index: 1, delta: b },
+    {
+      type: "response.function_call_arguments.delta",
+      item_id: "fc_echo",
+      output_index: 1,
+      delta: `${c}${args.slice(argsAt + key.length)}`,
+    },
+    { type: "response.function_call_arguments.done", item_id: "fc_echo", output_index: 1, arguments: args },
+    { type: "response.output_item.done", output_index: 1, item: call },
+    {
+      type: "response.completed",
+      response: {
+        ...base,
+        status: "completed",
+        output: [message, call],
+        usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+      },
+    },
+  ];
+}
+
 /** Responses stream events of a response cut short by `position`, ending with its end event. */
 function responsesEvents(position: string, key: string, webSocket: boolean): Array<Record<string, unknown>> {
+  if (position === "output")
+    return outputEvents(key).map((event, sequence_number) => ({ ...event, sequence_number }));
   const id = `resp_echo_${Math.random().toString(36).slice(2)}`;
   const base = { id, object: "response", created_at: 1, model: "echo", output: [] as unknown[] };
   const message = { id: "msg_echo", type: "message", role: "assistant", status: "in_progress", content: [] };
@@ -183,6 +271,32 @@ async function handleChat(req: IncomingMessage, res: ServerResponse): Promise<vo
   const error = `data: ${JSON.stringify({ error: errorObject(key) })}\n\n`;
   if (position === "error_first") return void res.end(error);
   res.write(chunk({ role: "assistant", content: "" }));
+  if (position === "output") {
+    const [a, b, c] = keyPieces(key);
+    for (const content of [`The key is ${a}`, b, `${c}. Again:`, key]) res.write(chunk({ content }));
+    const args = JSON.stringify({ token: key });
+    const at = args.indexOf(key);
+    const pieces = [`${args.slice(0, at)}${a}`, b, `${c}${args.slice(at + key.length)}`];
+    pieces.forEach((argumentsPiece, n) => {
+      const call = { index: 0, function: { arguments: argumentsPiece } };
+      res.write(
+        chunk({
+          tool_calls: [
+            n === 0
+              ? {
+                  ...call,
+                  id: "call_echo",
+                  type: "function",
+                  function: { name: "use_key", arguments: argumentsPiece },
+                }
+              : call,
+          ],
+        }),
+      );
+    });
+    res.write(chunk({}, "tool_calls"));
+    return void res.end("data: [DONE]\n\n");
+  }
   res.write(chunk({ content: "partial output " }));
   if (position === "error_mid") return void res.end(error);
   if (position === "error_event") {

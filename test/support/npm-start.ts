@@ -23,6 +23,8 @@ export interface NpmStart {
   /** The embedded simulator's base URL, without `/v1`. */
   simulatorUrl: string;
   port: number;
+  /** Its Durable Object state directory (`DELTAGATE_STATE_DIR`), where its secrets file is. */
+  stateDir: string;
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
   stop(): Promise<void>;
@@ -71,5 +73,5 @@ export async function startNpmStart(settings: Record<string, string>): Promise<N
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { origin: `http://127.0.0.1:${port}`, simulatorUrl, port, output: () => output, stop };
+  return { origin: `http://127.0.0.1:${port}`, simulatorUrl, port, stateDir, output: () => output, stop };
 }

@@ -105,15 +105,70 @@ describe("POST /v1/client_secrets", () => {
   });
 });
 
+/** The headers of the demo page's own request: its origin, a JSON body. */
+const SAME_ORIGIN = { origin: "http://deltagate.test", "content-type": "application/json" };
+
 describe("POST /demo/client_secret (development only)", () => {
   it("mints for DEMO_CLIENT_SECRET_TENANT without authentication, a secret that opens a socket", async () => {
-    const res = await workerFetch("/demo/client_secret", { method: "POST" });
+    const res = await workerFetch("/demo/client_secret", {
+      method: "POST",
+      headers: SAME_ORIGIN,
+      body: "{}",
+    });
     expect(res.status).toBe(200);
     const minted = (await res.json()) as { value: string; session: { id: string } };
     const ws = await accepted(await upgradeWith({ headers: { authorization: `Bearer ${minted.value}` } }));
     ws.send(create("Hello there"));
     expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");
     ws.close();
+  });
+
+  // The cross-origin mint of issue #23: a page elsewhere sent a simple `text/plain` POST (no
+  // preflight) and read the secret, as CORS answered `*`. The route now takes only its own page.
+  it.each<[string, Record<string, string>, number, string]>([
+    [
+      "another origin, text/plain (no preflight)",
+      { origin: "https://evil.example", "content-type": "text/plain" },
+      403,
+      "demo_origin_not_allowed",
+    ],
+    [
+      "another origin, JSON",
+      { origin: "https://evil.example", "content-type": "application/json" },
+      403,
+      "demo_origin_not_allowed",
+    ],
+    [
+      "no Origin (not a browser page)",
+      { "content-type": "application/json" },
+      403,
+      "demo_origin_not_allowed",
+    ],
+    [
+      "the null origin (a sandboxed frame)",
+      { origin: "null", "content-type": "application/json" },
+      403,
+      "demo_origin_not_allowed",
+    ],
+    [
+      "its own origin, text/plain",
+      { origin: "http://deltagate.test", "content-type": "text/plain" },
+      415,
+      "unsupported_content_type",
+    ],
+    [
+      "its own origin, a form",
+      { origin: "http://deltagate.test", "content-type": "application/x-www-form-urlencoded" },
+      415,
+      "unsupported_content_type",
+    ],
+    ["its own origin, no content type", { origin: "http://deltagate.test" }, 415, "unsupported_content_type"],
+  ])("refuses %s", async (_label, headers, status, code) => {
+    const res = await workerFetch("/demo/client_secret", { method: "POST", headers, body: "{}" });
+    expect(res.status).toBe(status);
+    const text = await res.text();
+    expect(JSON.parse(text).error.code).toBe(code);
+    expect(text).not.toContain("ek_");
   });
 
   it("does not exist unless the setting is on", async () => {

@@ -62,9 +62,10 @@ describe("redaction stage", () => {
     expect(wrapped.contextWindow).toBe(1234);
   });
 
-  it("redacts error events, terminal errors and incomplete_details, not model output", async () => {
+  it("redacts error events, terminal errors and incomplete_details; model output by value only", async () => {
+    const shaped = "sk-proj-NotConfiguredExampleKey0123";
     const events: UpstreamEvent[] = [
-      { type: "response.output_text.delta", delta: `the model wrote ${KEY}` },
+      { type: "response.output_text.delta", delta: `the model wrote ${shaped}` },
       { type: "error", code: "x", message: `bad ${KEY}`, error: { message: KEY } },
       {
         type: "response.failed",
@@ -78,7 +79,7 @@ describe("redaction stage", () => {
     expect(out[1]?.type).toBe("error");
     expect(out[2]).toEqual({
       type: "response.failed",
-      response: { status: "failed", error: { code: "e", message: REDACTED }, output: [{ text: KEY }] },
+      response: { status: "failed", error: { code: "e", message: REDACTED }, output: [{ text: REDACTED }] },
     });
     expect(out[3]).toEqual({
       type: "response.incomplete",

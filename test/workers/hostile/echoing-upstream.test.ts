@@ -7,6 +7,7 @@
  * position, API, key shape and client transport (HTTP JSON, SSE, WebSocket), the key appears in no
  * byte the client receives, nor in the stored response (`GET /v1/responses/{id}`) or its replay
  * (`?stream=true`). An upstream 401/403 becomes 502 `upstream_auth_failed` without its text.
+ * The same holds for a key quoted in model output, whole or cut across deltas.
  */
 import { describe, expect, it } from "vitest";
 import { ECHO_KEYS, type EchoShape } from "../../support/echo-keys.ts";
@@ -137,6 +138,30 @@ describe("hostile: an upstream echoing its key", () => {
       const seen = await expectNoKey("chat", "status:403", false);
       expect(seen[0]).toContain("upstream_auth_failed");
     });
+  });
+
+  // Issue #23: a key quoted in model output — text deltas and function-call argument deltas that
+  // cut it (after its first character and in its middle), the `*.done` events, the items,
+  // `response.completed` — reached the client, the stored response and its replay.
+  describe("model output quoting the key (text and arguments, cut across deltas)", () => {
+    it.each(["http", "ws", "chat"])(
+      "%s: redacted in every event, across deltas, stored and replayed",
+      async (api) => {
+        const seen = await expectNoKey(api, "output", true);
+        for (const shape of SHAPES) {
+          const key = ECHO_KEYS[shape];
+          for (const text of seen) {
+            const deltas = [...text.matchAll(/"delta":("(?:[^"\\]|\\.)*")/g)].map(
+              (m) => JSON.parse(m[1]!) as string,
+            );
+            expect(deltas.join("").includes(key), `${api}: deltas rebuild the ${shape} key`).toBe(false);
+          }
+        }
+        const joined = seen.join("");
+        expect(joined).toContain("The key is [redacted]. Again:[redacted]");
+        expect(joined).toContain(JSON.stringify(JSON.stringify({ token: "[redacted]" })).slice(1, -1));
+      },
+    );
   });
 
   it("model output that is not an error is relayed as is", async () => {
