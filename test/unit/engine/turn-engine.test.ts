@@ -53,6 +53,7 @@ async function trace(raw: Record<string, unknown>): Promise<string[]> {
     finish: () => void order.push("write: finish"),
     appendEventLog: () => void order.push("write: log"),
     get: () => null,
+    resendCandidates: () => [], // no held chain: a warm-up goes upstream (src/resend/match.ts)
     eventLogs: { delete: () => {} },
   } as unknown as ConversationStore;
   const engine = new TurnEngine({
