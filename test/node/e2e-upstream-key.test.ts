@@ -25,7 +25,15 @@ async function admin(args: string[], env: Record<string, string> = {}): Promise<
   const port = new URL(e2e.stack.origin).port;
   const result = await runProcess(process.execPath, [join(REPO_ROOT, "scripts/admin.ts"), ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, PORT: port, DELTAGATE_ADMIN_KEY: "", DELTAGATE_ADMIN_URL: "", ...env },
+    // its admin key is in the local secrets file of the stack's state (scripts/local-secrets.ts)
+    env: {
+      ...process.env,
+      PORT: port,
+      DELTAGATE_STATE_DIR: e2e.stack.stateDir,
+      DELTAGATE_ADMIN_KEY: "",
+      DELTAGATE_ADMIN_URL: "",
+      ...env,
+    },
     timeoutMs: 30_000,
   });
   expect(result.code, result.stderr).toBe(0);

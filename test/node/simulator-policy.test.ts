@@ -40,6 +40,12 @@ describe("simulator directives", () => {
       reasoning: false,
       hold: null,
       noUsage: false,
+      retryAfterS: null,
+      redacted: false,
+    });
+    expect(parseDirectives("[sim:retry_after=2] [sim:redacted=1]")).toMatchObject({
+      retryAfterS: 2,
+      redacted: true,
     });
     expect(parseDirectives("[sim:ws_drop_pct=30] [sim:ws_drop_seed=7] [sim:ws_limit=2]")).toMatchObject({
       wsDropPct: 30,
