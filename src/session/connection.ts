@@ -48,6 +48,11 @@ export class Connection {
   lastDoneAt: number | null = null;
   /** Its `websocket_queue_full` error frame, rendered on first use (flood-screen.ts). */
   queueFullFrame: string | undefined;
+  /**
+   * The admission of this socket's last create while it waits for the tenant (ws-transport.ts):
+   * the creates after it wait behind it, so none overtakes another.
+   */
+  admitting: Promise<void> | null = null;
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {
     this.ws = ws;

@@ -18,7 +18,7 @@
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import { clientItems, responseObject } from "../engine/response-object.ts";
-import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnReservation, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import {
@@ -51,6 +51,8 @@ export interface HttpTransportDeps {
   turnLog: boolean;
   /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
   countTurn(binding: SecretTurnBinding): ApiError | null;
+  /** Gives back a tenant reservation of a turn that never ran (src/tenancy/tenant-gate.ts); settled ones are ignored. */
+  release?(reservation: TurnReservation | undefined): void;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -70,6 +72,8 @@ export interface CreateOptions {
   keepalive?: boolean;
   /** The caller's tenant snapshot (src/tenancy/tenant.ts) and the request's size, for its limits and usage. */
   tenancy?: { tenant: Tenant; bytes: number };
+  /** What the tenant's limits reserved for the turn (src/tenancy/tenant-gate.ts), settled when it ends. */
+  reservation?: TurnReservation;
 }
 
 /** `GET /v1/responses/{id}` options. */
@@ -107,6 +111,7 @@ export class HttpTransport {
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
     if (options.affinity && this.deps.live.size >= AFFINITY_MAX_RUNNING) {
+      this.deps.release?.(options.reservation);
       return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
     }
     const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
@@ -118,9 +123,11 @@ export class HttpTransport {
       tenant,
       keepalive: options.keepalive !== false,
       ...(keyId ? { keyId } : {}),
+      ...(options.reservation ? { reservation: options.reservation } : {}),
     };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
+      this.deps.release?.(scope.reservation); // a turn that never finished (settled if it did)
     };
     // The clock starts when the Worker started reading the body.
     const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));

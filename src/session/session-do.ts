@@ -100,9 +100,19 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], async () => {
       const { bytes = 0, tenant: snapshot } = options.tenancy ?? {};
-      const refused = await this.parts.tenancy.admitHttp(request, bytes, snapshot); // tenant limits
-      if (refused) throw refused;
-      return this.parts.http.create(request, tenant, options);
+      const admission = await this.parts.tenancy.admitHttp(request, bytes, snapshot); // tenant limits
+      if ("error" in admission) throw admission.error;
+      const reservation = admission.reservation ?? undefined;
+      try {
+        return await this.parts.http.create(
+          request,
+          tenant,
+          reservation ? { ...options, reservation } : options,
+        );
+      } catch (error) {
+        this.parts.tenancy.release(reservation); // never ran (settled already if it did)
+        throw error;
+      }
     });
   }
 

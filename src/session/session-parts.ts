@@ -158,8 +158,13 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     redactor: config.redactor,
     objectId,
     admit: (_conn, request, bytes) => tenancy.admit(request, bytes),
+    release: (reservation) => tenancy.release(reservation),
   });
-  const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const http = new HttpTransport({
+    ...shared,
+    track: (promise) => ctx.waitUntil(promise),
+    release: (reservation) => tenancy.release(reservation),
+  });
   const compaction = new CompactEndpoints({
     engine,
     keys: { secrets: config.compactionKeys },

@@ -7,7 +7,8 @@
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
  *   which they get 429 `websocket_queue_full` (a default-lane create already in flood-screen.ts,
  *   before this runs), and pass the tenant's limits (`admit`, 429
- *   `rate_limit_exceeded`);
+ *   `rate_limit_exceeded`); an admission that waits for the tenant holds the socket's later creates
+ *   behind it, so frames are handled in their order;
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
  * - on a socket opened with a client secret, a `response.create` outside its binding (another
@@ -17,7 +18,7 @@
 import { bindingRefusal } from "../auth/secret-binding.ts";
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
-import type { TurnEngine } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnReservation } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
@@ -117,10 +118,16 @@ export interface WebSocketTransportDeps {
   countTurn(binding: SecretTurnBinding): ApiError | null;
   /**
    * The tenant's admission of a create the connection has room for (src/tenancy/tenant-gate.ts):
-   * null to run it, else the error to send (429 over a tenant limit; the socket stays open).
+   * what it reserved, else the error to send (429 over a tenant limit; the socket stays open); a
+   * Promise when the tenant must be asked first.
    */
-  admit?(conn: Connection, request: CreateRequest, bytes: number): ApiError | null;
+  admit?(conn: Connection, request: CreateRequest, bytes: number): Admission | Promise<Admission>;
+  /** Gives back the reservation of a create admitted and never run. */
+  release?(reservation: TurnReservation | undefined): void;
 }
+
+/** A tenant's admission of a create. */
+export type Admission = { error: ApiError } | { reservation: TurnReservation | null };
 
 /** Frame handling for all sockets of one session. */
 export class WebSocketTransport {
@@ -135,9 +142,11 @@ export class WebSocketTransport {
   private readonly turnLog: boolean;
   private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
   private readonly admit: WebSocketTransportDeps["admit"];
+  private readonly release: WebSocketTransportDeps["release"];
 
   constructor(deps: WebSocketTransportDeps) {
     this.admit = deps.admit;
+    this.release = deps.release;
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -234,16 +243,60 @@ export class WebSocketTransport {
     track: (p: Promise<unknown>) => void,
     timer: TurnTimer,
   ): void {
+    // Behind a create whose admission waits for the tenant: handled after it, in frame order.
+    const before = conn.admitting;
+    const admitting = before
+      ? before.then(() => this.admitCreate(conn, request, bytes, track, timer))
+      : this.admitCreate(conn, request, bytes, track, timer);
+    if (!admitting) return;
+    conn.admitting = admitting;
+    track(admitting);
+    void admitting.finally(() => {
+      if (conn.admitting === admitting) conn.admitting = null;
+    });
+  }
+
+  /** Admits a create and queues it; a Promise while the tenant's admission waits. */
+  private admitCreate(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+  ): Promise<void> | undefined {
     const streamId = request.stream_id;
     // A client secret's socket: its bindings first, then the lane, the tenant's limits
     // (src/tenancy/tenant-gate.ts), and its turn counted once everything admits it.
     const binding = conn.attachment.binding;
     const rejected =
       (binding ? bindingRefusal(binding, request, bytes, this.objectId) : null) ??
-      conn.lanes.admit(streamId, bytes) ??
-      this.admit?.(conn, request, bytes) ??
-      (binding ? this.countTurn(binding) : null);
+      conn.lanes.admit(streamId, bytes);
     if (rejected) {
+      this.sendError(conn, rejected, streamId);
+      return undefined;
+    }
+    const admission = this.admit?.(conn, request, bytes) ?? { reservation: null };
+    if (admission instanceof Promise) {
+      return admission.then((verdict) => this.enqueue(conn, request, bytes, track, timer, verdict));
+    }
+    this.enqueue(conn, request, bytes, track, timer, admission);
+    return undefined;
+  }
+
+  private enqueue(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+    admission: Admission,
+  ): void {
+    const streamId = request.stream_id;
+    const binding = conn.attachment.binding;
+    const reservation = "error" in admission ? undefined : (admission.reservation ?? undefined);
+    const rejected = "error" in admission ? admission.error : binding ? this.countTurn(binding) : null;
+    if (rejected) {
+      this.release?.(reservation);
       this.sendError(conn, rejected, streamId);
       return;
     }
@@ -252,7 +305,10 @@ export class WebSocketTransport {
       () => {
         // A create still queued when its socket closed was never started (no response.created):
         // drop it rather than generate a response nobody asked to keep waiting for.
-        if (conn.closed.signal.aborted) return Promise.resolve();
+        if (conn.closed.signal.aborted) {
+          this.release?.(reservation);
+          return Promise.resolve();
+        }
         timer.lap("queue");
         const run = this.engine
           .run(
@@ -261,6 +317,7 @@ export class WebSocketTransport {
               connId: conn.attachment.connId,
               tenant: conn.attachment.tenant,
               keepalive: conn.attachment.keepalive !== false,
+              ...(reservation ? { reservation } : {}),
             },
             laneSink(conn, streamId),
             this.signalFor(conn, request),
@@ -278,7 +335,8 @@ export class WebSocketTransport {
               if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
               this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
             },
-          );
+          )
+          .finally(() => this.release?.(reservation)); // a turn that never finished (settled if it did)
         track(run);
         return run;
       },

@@ -3,15 +3,16 @@
  * so the session's own code only calls it at its entry points. Composes the usage outbox
  * (usage-outbox.ts) and the tenant gate (tenant-gate.ts); owns what the session tells them:
  * - an upgrade's tenancy (tenant snapshot, key, socket lease) and the socket's release;
- * - the admission of each create, WebSocket or HTTP (limits, allowed models, aliases);
- * - each finished turn's usage, by key and model;
+ * - the admission of each create, WebSocket or HTTP (limits, allowed models, aliases): synchronous
+ *   when the session's lease covers it, else after one sync (tenant-gate.ts);
+ * - each finished turn's usage, by key and model, settling its token reservation;
  * - the safety policy of the tenant (the tenant's own replaces its `SAFETY_TENANTS` entry);
  * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound);
  * - the tenant's own upstream key (tenant-upstream-key.ts): every snapshot and sync updates it,
  *   and an upgrade of a tenant that has one reads it before the upstream is warmed.
  */
 import type { Config } from "../config/config.ts";
-import type { TurnScope } from "../engine/turn-engine.ts";
+import type { TurnReservation, TurnScope } from "../engine/turn-engine.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { errorEvent } from "../protocol/error-rendering.ts";
 import { type ApiError, invalidApiKey } from "../protocol/errors.ts";
@@ -23,6 +24,7 @@ import type { TenancyEnv } from "./tenancy-env.ts";
 import type { Tenant } from "./tenant.ts";
 import { TenantGate } from "./tenant-gate.ts";
 import { TenantUpstreamKey } from "./tenant-upstream-key.ts";
+import { turnTokenEstimate } from "./token-reservation.ts";
 import { UsageOutbox } from "./usage-outbox.ts";
 
 /** What tenancy reads of a socket's attachment (src/session/connection.ts keeps these fields). */
@@ -40,6 +42,9 @@ export interface SocketKeys {
   /** The tenant had its own upstream key at the upgrade (read again after a hibernation). */
   ownUpstreamKey?: true;
 }
+
+/** A create's admission: the error to report instead of running it, or what it reserved. */
+export type CreateAdmission = { error: ApiError } | { reservation: TurnReservation | null };
 
 /** Collaborators of a session's tenancy. */
 export interface SessionTenancyDeps {
@@ -93,15 +98,15 @@ export class SessionTenancy {
 
   /**
    * An upgrade about to be accepted: takes the Worker's snapshot and, when the tenant has counting
-   * limits and this session has no tenant-wide counts yet, syncs first (one round trip per cold
-   * session, on the upgrade, not on a turn).
+   * limits and this session holds no lease, syncs first (one round trip per cold session, on the
+   * upgrade, so the socket's first turns need not wait).
    * @returns what the socket's attachment keeps.
    */
   async upgrading(headers: Headers): Promise<SocketKeys> {
     const tenancy = socketTenancyOf(headers);
     if (!tenancy) return {};
     this.observe(tenancy.tenant);
-    if (this.gate.needsView()) await this.gate.flush();
+    if (this.gate.needsLease()) await this.gate.flush();
     await this.upstreamKey.ready()?.catch(() => {}); // before warming; a failure is the first turn's
     return {
       keyId: tenancy.tenant.keyId,
@@ -110,17 +115,13 @@ export class SessionTenancy {
     };
   }
 
-  /**
-   * Admits an HTTP create: as `admit`, after a sync when this session has no tenant-wide counts
-   * yet (a new HTTP chain lands in a new session: without it, each would start from zero).
-   */
-  async admitHttp(
+  /** Admits an HTTP create: as `admit`, with the Worker's snapshot of the tenant first. */
+  admitHttp(
     request: CreateRequest,
     bytes: number,
     tenant: Tenant | undefined,
-  ): Promise<ApiError | null> {
+  ): CreateAdmission | Promise<CreateAdmission> {
     if (tenant) this.observe(tenant);
-    if (this.gate.needsView()) await this.gate.flush();
     return this.admit(request, bytes);
   }
 
@@ -146,14 +147,27 @@ export class SessionTenancy {
 
   /**
    * Admits a create (WebSocket frame or HTTP request); the model may be rewritten by the tenant's
-   * aliases.
-   * @returns null, or the error to report instead of running it.
+   * aliases. Its tokens are estimated by the request's own bytes (a bound of its new input, not of
+   * the history it continues) plus its output bound (token-reservation.ts).
+   * @returns synchronously when the session's lease covers it, else once the tenant answered.
    */
-  admit(request: CreateRequest, bytes: number): ApiError | null {
-    const verdict = this.gate.admit(request.model, bytes);
-    if ("error" in verdict) return verdict.error;
-    request.model = verdict.model;
-    return null;
+  admit(request: CreateRequest, bytes: number): CreateAdmission | Promise<CreateAdmission> {
+    const verdict = this.gate.admit(
+      request.model,
+      bytes,
+      turnTokenEstimate(bytes, request.max_output_tokens),
+    );
+    const applied = (v: Awaited<typeof verdict>): CreateAdmission => {
+      if ("error" in v) return v;
+      request.model = v.model;
+      return { reservation: v.reservation };
+    };
+    return verdict instanceof Promise ? verdict.then(applied) : applied(verdict);
+  }
+
+  /** A create admitted and never run (refused after, dropped from its queue): its reservation goes back. */
+  release(reservation: TurnReservation | undefined): void {
+    this.gate.release(reservation);
   }
 
   /** A turn ended: its usage goes to the outbox (in the turn's commit). */
@@ -166,6 +180,7 @@ export class SessionTenancy {
       status: outcome?.status ?? "cancelled",
       inputTokens: count(usage?.input_tokens),
       outputTokens: count(usage?.output_tokens),
+      reservation: scope.reservation,
     });
   }
 
