@@ -1,0 +1,196 @@
+/**
+ * Tenant limits under concurrency (issue #23, build 3): the tenant's Durable Object leases what
+ * each session may admit (src/tenancy/lease-policy.ts), so a burst spread over many fresh sessions
+ * admits no more than the limit — `turns_per_minute` exactly (per clock minute the burst spans),
+ * `tokens_per_day` up to what turns used beyond their reservation (none here: each reserves more
+ * than it uses) — a warm turn admits out of its lease without a call, and an admission that must
+ * ask an unreachable tenant fails closed. Counts, not timings.
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { minuteOf } from "../../../src/tenancy/clock.ts";
+import type { TenantGate } from "../../../src/tenancy/tenant-gate.ts";
+import { tenantWithKey } from "../../support/admin.ts";
+import { sessionStub } from "../../support/session-stub.ts";
+import { connect, type Frame, uniqueSession, workerFetch } from "../../support/ws-client.ts";
+
+const MODEL = "deltagate-sim";
+const TERMINAL = new Set(["response.completed", "response.failed", "response.incomplete", "error"]);
+
+/** Waits, when the current minute is about to end, for the next one (per-minute windows). */
+async function awayFromMinuteEnd(): Promise<void> {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_500 - intoMinute));
+}
+
+function post(key: string, body: Record<string, unknown>, session?: string): Promise<Response> {
+  return workerFetch("/v1/responses", {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${key}`,
+      "content-type": "application/json",
+      ...(session ? { "session-id": session } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The tenant gate of a session Durable Object (tests reach into the live instance). */
+function gateOf(instance: unknown): TenantGate {
+  return (instance as { parts: { tenancy: { gate: TenantGate } } }).parts.tenancy.gate;
+}
+
+describe("limits under concurrency", () => {
+  it("turns_per_minute: 10 of 200 concurrent HTTP creates across fresh sessions, at most", async () => {
+    await awayFromMinuteEnd();
+    const { key } = await tenantWithKey("burst-http", { turns_per_minute: 10 });
+    const first = minuteOf(Date.now());
+    // No session header, a distinct conversation each: 200 affinity sessions, each cold.
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => post(key, { model: MODEL, input: `burst ${i} [sim:tokens=3]` })),
+    );
+    const minutes = minuteOf(Date.now()) - first + 1;
+    const statuses = responses.map((r) => r.status);
+    await Promise.all(responses.map((r) => r.body?.cancel()));
+    const admitted = statuses.filter((s) => s === 200).length;
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(admitted).toBeGreaterThan(0);
+    expect(admitted).toBeLessThanOrEqual(10 * minutes);
+  });
+
+  it("turns_per_minute: 10 of 20 sockets × 3 creates, at most", async () => {
+    await awayFromMinuteEnd();
+    const { key } = await tenantWithKey("burst-ws", { turns_per_minute: 10 });
+    const first = minuteOf(Date.now());
+    const sockets = await Promise.all(
+      Array.from({ length: 20 }, () => connect({ key, session: uniqueSession("burst-ws") })),
+    );
+    sockets.forEach((ws, s) => {
+      for (let i = 0; i < 3; i++)
+        ws.send({ type: "response.create", model: MODEL, input: `s${s} t${i} [sim:tokens=3]` });
+    });
+    const terminal = (frames: Frame[]) => frames.filter((f) => TERMINAL.has(f.type));
+    await Promise.all(sockets.map((ws) => ws.until((frames) => terminal(frames).length >= 3, 60_000)));
+    const minutes = minuteOf(Date.now()) - first + 1;
+    const ends = sockets.flatMap((ws) => terminal(ws.frames));
+    const completed = ends.filter((f) => f.type === "response.completed").length;
+    const refused = ends.filter((f) => f.type === "error");
+    expect(ends).toHaveLength(60);
+    for (const error of refused) {
+      expect((error as { error?: { code?: string } }).error?.code).toBe("rate_limit_exceeded");
+    }
+    expect(completed + refused.length).toBe(60);
+    expect(completed).toBeGreaterThan(0);
+    expect(completed).toBeLessThanOrEqual(10 * minutes);
+    for (const ws of sockets) {
+      expect(ws.closeEvent).toBeNull();
+      ws.close();
+    }
+  });
+
+  it("tokens_per_day: 50 concurrent turns stay within the budget (each reserved more than it used)", async () => {
+    const limit = 100;
+    const { key } = await tenantWithKey("burst-tokens", { tokens_per_day: limit });
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        post(key, { model: MODEL, input: `tokens ${i} [sim:tokens=20]`, max_output_tokens: 32 }),
+      ),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    const used = await Promise.all(
+      responses
+        .filter((r) => r.status === 200)
+        .map(async (r) => ((await r.json()) as { usage: { total_tokens: number } }).usage.total_tokens),
+    );
+    await Promise.all(responses.filter((r) => r.status !== 200).map((r) => r.body?.cancel()));
+    expect(used.length).toBeGreaterThan(0);
+    // The documented bound: the budget plus what turns used beyond their reservation. Each turn
+    // here reserved min(its request's bytes + max_output_tokens, the budget) ≥ 100 > what it used.
+    for (const tokens of used) expect(tokens).toBeLessThan(limit);
+    expect(used.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(limit);
+    // The ledger agrees, once every session reported.
+    await expect
+      .poll(
+        async () => {
+          const res = await workerFetch("/v1/usage", { headers: { authorization: `Bearer ${key}` } });
+          const { data } = (await res.json()) as { data: { turns: number }[] };
+          return data.reduce((n, b) => n + b.turns, 0);
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(used.length);
+    const res = await workerFetch("/v1/usage", { headers: { authorization: `Bearer ${key}` } });
+    const { data } = (await res.json()) as { data: { input_tokens: number; output_tokens: number }[] };
+    expect(data.reduce((n, b) => n + b.input_tokens + b.output_tokens, 0)).toBeLessThanOrEqual(limit);
+  });
+
+  it("a warm turn admits out of its lease: no wait, no call", async () => {
+    const { key, tenant } = await tenantWithKey("warm-lease", {
+      turns_per_minute: 1_000,
+      request_bytes_per_minute: 10_000_000,
+      tokens_per_day: 10_000_000,
+    });
+    const session = uniqueSession("warm-lease");
+    const ws = await connect({ key, session });
+    ws.send({ type: "response.create", model: MODEL, input: "first [sim:tokens=3]" });
+    expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");
+    const stub = sessionStub(tenant, session);
+    // Everything reported (the turn's usage, its admission): no sync is due any more.
+    await runInDurableObject(stub, (instance) => gateOf(instance).flush());
+    const before = await runInDurableObject(stub, (instance) => {
+      const gate = gateOf(instance);
+      return { waits: gate.waits, syncs: gate.syncs };
+    });
+    // The lease in hand covers a turn: the verdict is synchronous, made with no call.
+    const direct = await runInDurableObject(stub, (instance) => {
+      const gate = gateOf(instance);
+      const verdict = gate.admit(MODEL, 100, 100);
+      const sync = !(verdict instanceof Promise);
+      if (sync && "reservation" in verdict) gate.release(verdict.reservation ?? undefined);
+      return { sync, syncs: gate.syncs };
+    });
+    expect(direct).toEqual({ sync: true, syncs: before.syncs });
+    ws.send({ type: "response.create", model: MODEL, input: "warm [sim:tokens=3]" });
+    expect((await ws.turn(1)).at(-1)?.type).toBe("response.completed");
+    const after = await runInDurableObject(stub, (instance) => gateOf(instance).waits);
+    expect(after).toBe(before.waits);
+    ws.close();
+  });
+
+  it("fails closed when the tenant cannot be asked, and a lease in hand still admits", async () => {
+    const { key, tenant } = await tenantWithKey("unreachable", { turns_per_minute: 1_000 });
+    const session = uniqueSession("unreachable");
+    expect((await post(key, { model: MODEL, input: "cold [sim:tokens=3]" }, session)).status).toBe(200);
+    const stub = sessionStub(tenant, session);
+    // The tenant's Durable Object is unreachable from this session from now on.
+    await runInDurableObject(stub, (instance) => {
+      const deps = (gateOf(instance) as unknown as { deps: { tenants: unknown; real?: unknown } }).deps;
+      deps.real = deps.tenants;
+      deps.tenants = {
+        getByName: () => ({
+          sync: () => Promise.reject(new Error("tenant unreachable")),
+          closeSocket: () => Promise.resolve(),
+        }),
+      };
+    });
+    // The lease it holds covers the next turn: admitted without the tenant.
+    expect((await post(key, { model: MODEL, input: "warm [sim:tokens=3]" }, session)).status).toBe(200);
+    // The lease gone (expired), the next turn must ask: 503, not an admission nobody counted.
+    await runInDurableObject(stub, (instance) => {
+      (gateOf(instance) as unknown as { lease: { expiresAt: number } }).lease.expiresAt = 0;
+    });
+    const refused = await post(key, { model: MODEL, input: "cold again" }, session);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("1");
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe(
+      "tenant_limits_unavailable",
+    );
+    // Reachable again: admitted.
+    await runInDurableObject(stub, (instance) => {
+      const deps = (gateOf(instance) as unknown as { deps: { tenants: unknown; real?: unknown } }).deps;
+      deps.tenants = deps.real;
+    });
+    expect((await post(key, { model: MODEL, input: "back [sim:tokens=3]" }, session)).status).toBe(200);
+  });
+});
