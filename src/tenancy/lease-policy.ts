@@ -28,13 +28,17 @@ export interface LeaseBudget {
   allowance: number;
   /** What this session's admissions waiting for this sync need together (0: none waits). */
   want: number;
+  /** What this session admitted since its previous sync (its pace). */
+  recent: number;
 }
 
 /**
  * The session's new allowance: never less than the one it holds; enough for what waits when the
- * limit has room for it, plus a share of the rest (half of it split evenly over the `sessions`
- * holding leases, this one included, and at least `unit` when the rest has it), so a session
- * that keeps admitting need not ask on every turn and a crowd of sessions cannot take it all.
+ * limit has room for it, plus headroom for the turns to come: as much as it admitted since its
+ * previous sync (its pace), at most half of the rest split evenly over the `sessions` holding
+ * leases, this one included (but `unit` when the rest has it). So a session that keeps admitting
+ * need not ask on every turn, a session that admitted nothing yet (a fresh HTTP chain) gets just
+ * what it waits for, and a crowd of sessions cannot hold it all.
  * @param oversize a request larger than the whole limit may have an empty window (request bytes).
  */
 export function leaseAllowance(
@@ -43,7 +47,7 @@ export function leaseAllowance(
   unit: number,
   oversize = false,
 ): number {
-  const { limit, used, others, reserved, allowance, want } = budget;
+  const { limit, used, others, reserved, allowance, want, recent } = budget;
   const held = Math.max(0, allowance);
   const available = limit - used - others - reserved;
   if (want > available) {
@@ -54,5 +58,5 @@ export function leaseAllowance(
   const rest = available - want;
   let share = Math.floor(rest / (2 * Math.max(1, sessions)));
   if (rest >= unit) share = Math.max(share, unit);
-  return Math.max(held, want + share);
+  return Math.max(held, want + Math.min(share, Math.max(0, recent)));
 }

@@ -97,16 +97,14 @@ export class SessionTenancy {
   }
 
   /**
-   * An upgrade about to be accepted: takes the Worker's snapshot and, when the tenant has counting
-   * limits and this session holds no lease, syncs first (one round trip per cold session, on the
-   * upgrade, so the socket's first turns need not wait).
+   * An upgrade about to be accepted: takes the Worker's snapshot (no sync for the limits: a lease
+   * is sized to what a session admits, so the socket's first create asks for its own).
    * @returns what the socket's attachment keeps.
    */
   async upgrading(headers: Headers): Promise<SocketKeys> {
     const tenancy = socketTenancyOf(headers);
     if (!tenancy) return {};
     this.observe(tenancy.tenant);
-    if (this.gate.needsLease()) await this.gate.flush();
     await this.upstreamKey.ready()?.catch(() => {}); // before warming; a failure is the first turn's
     return {
       keyId: tenancy.tenant.keyId,

@@ -20,7 +20,7 @@ import type { Env } from "../config/env.ts";
 import { mintKey, TENANT_ID } from "./api-keys.ts";
 import { dayOf, minuteOf } from "./clock.ts";
 import { controlKeys, sealUpstreamKey } from "./control-crypto.ts";
-import { LEASE_TTL_MS, leaseAllowance } from "./lease-policy.ts";
+import { LEASE_TTL_MS, type LeaseBudget, leaseAllowance } from "./lease-policy.ts";
 import type { TenantRegistryDurableObject } from "./registry-do.ts";
 import {
   type LimitsPatch,
@@ -68,6 +68,8 @@ export interface LeaseReport {
   reserved: number;
   /** What its admissions waiting for this sync need together. */
   want: { turns: number; bytes: number; tokens: number };
+  /** What it admitted (tokens: reserved) since its previous sync: its pace, the headroom it gets. */
+  recent: { turns: number; bytes: number; tokens: number };
 }
 
 /** A session's new allowances, valid `LEASE_TTL_MS` from the sync and within `minute` / `day`. */
@@ -192,44 +194,43 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
     const sessions = others.sessions + 1;
     const sameMinute = held.minute === minute;
     const sameDay = held.day === day;
-    const size = (
-      limit: number | null,
-      used: number,
-      other: number,
-      allowance: number,
-      want: number,
-      reserved: number,
-      oversize: boolean,
-    ) =>
-      limit === null
-        ? 0
-        : leaseAllowance({ limit, used, others: other, reserved, allowance, want }, sessions, 1, oversize);
-    const { want } = held;
+    const { want, recent } = held;
+    const size = (limit: number | null, budget: Omit<LeaseBudget, "limit">, oversize: boolean): number =>
+      limit === null ? 0 : leaseAllowance({ limit, ...budget }, sessions, 1, oversize);
     const turns = size(
       turnLimit,
-      counted.turns,
-      others.turns,
-      sameMinute ? held.turns : 0,
-      want.turns,
-      0,
+      {
+        used: counted.turns,
+        others: others.turns,
+        reserved: 0,
+        allowance: sameMinute ? held.turns : 0,
+        want: want.turns,
+        recent: recent.turns,
+      },
       false,
     );
     const bytes = size(
       byteLimit,
-      counted.bytes,
-      others.bytes,
-      sameMinute ? held.bytes : 0,
-      want.bytes,
-      0,
+      {
+        used: counted.bytes,
+        others: others.bytes,
+        reserved: 0,
+        allowance: sameMinute ? held.bytes : 0,
+        want: want.bytes,
+        recent: recent.bytes,
+      },
       true,
     );
     const tokens = size(
       tokenLimit,
-      counted.tokens,
-      others.tokens,
-      sameDay ? held.tokens : 0,
-      want.tokens,
-      held.reserved,
+      {
+        used: counted.tokens,
+        others: others.tokens,
+        reserved: held.reserved,
+        allowance: sameDay ? held.tokens : 0,
+        want: want.tokens,
+        recent: recent.tokens,
+      },
       false,
     );
     this.store.setLease(source, {

@@ -103,6 +103,8 @@ export class TenantGate {
   private readonly reservations = new Set<TurnReservation>();
   /** What the admissions waiting for the next sync need together. */
   private want: Amounts = { ...NOTHING };
+  /** Tokens reserved since the last sync was sent (its pace; turns and bytes: `pending`). */
+  private reservedSince = 0;
   /** False after a sync failed (until one succeeds): an admission that waited fails closed. */
   private reachable = true;
   /** Admitted here and not yet sent / being sent, by minute. */
@@ -125,14 +127,6 @@ export class TenantGate {
   /** Takes the Worker's snapshot of the tenant (fresh from its key cache) until the next sync. */
   observe(tenant: Tenant): void {
     this.apply(tenant.id, tenant.limits, tenant.settings);
-  }
-
-  /**
-   * Whether the session holds no lease while the tenant has a counted limit (turns, bytes,
-   * tokens): a WebSocket upgrade syncs first, so the socket's first turns need not wait.
-   */
-  needsLease(): boolean {
-    return this.counted() && this.deps.now() >= this.lease.expiresAt;
   }
 
   /**
@@ -232,6 +226,11 @@ export class TenantGate {
       const later = last && entries.length === OUTBOX_BATCH ? this.deps.outbox.tokensAfter(last.seq) : 0;
       let reserved = later;
       for (const reservation of this.reservations) reserved += reservation.tokens;
+      const recent = { turns: 0, bytes: 0, tokens: this.reservedSince };
+      for (const counts of this.sending.values()) {
+        recent.turns += counts.turns;
+        recent.bytes += counts.bytes;
+      }
       report.lease = {
         minute: minuteOf(now),
         day: dayOf(now),
@@ -240,8 +239,10 @@ export class TenantGate {
         tokens: Math.max(0, held.tokens),
         reserved,
         want,
+        recent,
       };
     }
+    this.reservedSince = 0;
     let reply: SyncReply;
     try {
       this.syncs++;
@@ -336,6 +337,7 @@ export class TenantGate {
     if (this.limits && this.limits.tokens_per_day !== null) {
       reservation = { tokens: need.tokens };
       this.reservations.add(reservation);
+      this.reservedSince += need.tokens;
     }
     this.count(bytes);
     return { model, reservation };

@@ -104,6 +104,12 @@ describe("limits under concurrency", () => {
         .map(async (r) => ((await r.json()) as { usage: { total_tokens: number } }).usage.total_tokens),
     );
     await Promise.all(responses.filter((r) => r.status !== 200).map((r) => r.body?.cancel()));
+    console.log(
+      "FIGURE tokens turns",
+      used.length,
+      "sum",
+      used.reduce((a, b) => a + b, 0),
+    );
     expect(used.length).toBeGreaterThan(0);
     // The documented bound: the budget plus what turns used beyond their reservation. Each turn
     // here reserved min(its request's bytes + max_output_tokens, the budget) ≥ 100 > what it used.
@@ -136,25 +142,23 @@ describe("limits under concurrency", () => {
     ws.send({ type: "response.create", model: MODEL, input: "first [sim:tokens=3]" });
     expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");
     const stub = sessionStub(tenant, session);
-    // Everything reported (the turn's usage, its admission): no sync is due any more.
+    // The sync after a turn renews the lease by the session's pace (here: one turn).
     await runInDurableObject(stub, (instance) => gateOf(instance).flush());
-    const before = await runInDurableObject(stub, (instance) => {
-      const gate = gateOf(instance);
-      return { waits: gate.waits, syncs: gate.syncs };
-    });
-    // The lease in hand covers a turn: the verdict is synchronous, made with no call.
-    const direct = await runInDurableObject(stub, (instance) => {
-      const gate = gateOf(instance);
-      const verdict = gate.admit(MODEL, 100, 100);
-      const sync = !(verdict instanceof Promise);
-      if (sync && "reservation" in verdict) gate.release(verdict.reservation ?? undefined);
-      return { sync, syncs: gate.syncs };
-    });
-    expect(direct).toEqual({ sync: true, syncs: before.syncs });
+    const waits = await runInDurableObject(stub, (instance) => gateOf(instance).waits);
     ws.send({ type: "response.create", model: MODEL, input: "warm [sim:tokens=3]" });
     expect((await ws.turn(1)).at(-1)?.type).toBe("response.completed");
-    const after = await runInDurableObject(stub, (instance) => gateOf(instance).waits);
-    expect(after).toBe(before.waits);
+    expect(await runInDurableObject(stub, (instance) => gateOf(instance).waits)).toBe(waits);
+    // The verdict itself: synchronous, with no call, while the lease in hand covers the turn.
+    await runInDurableObject(stub, (instance) => gateOf(instance).flush());
+    const direct = await runInDurableObject(stub, (instance) => {
+      const gate = gateOf(instance);
+      const syncs = gate.syncs;
+      const verdict = gate.admit(MODEL, 10, 10);
+      const sync = !(verdict instanceof Promise);
+      if (sync && "reservation" in verdict) gate.release(verdict.reservation ?? undefined);
+      return { sync, calls: gate.syncs - syncs };
+    });
+    expect(direct).toEqual({ sync: true, calls: 0 });
     ws.close();
   });
 
@@ -163,6 +167,8 @@ describe("limits under concurrency", () => {
     const session = uniqueSession("unreachable");
     expect((await post(key, { model: MODEL, input: "cold [sim:tokens=3]" }, session)).status).toBe(200);
     const stub = sessionStub(tenant, session);
+    // The sync after the turn renews the lease by the session's pace (one turn).
+    await runInDurableObject(stub, (instance) => gateOf(instance).flush());
     // The tenant's Durable Object is unreachable from this session from now on.
     await runInDurableObject(stub, (instance) => {
       const deps = (gateOf(instance) as unknown as { deps: { tenants: unknown; real?: unknown } }).deps;
