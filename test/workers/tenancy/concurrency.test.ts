@@ -162,6 +162,32 @@ describe("limits under concurrency", () => {
     ws.close();
   });
 
+  it("a create waiting for the tenant keeps its place: the socket's next creates run after it", async () => {
+    const { key, tenant } = await tenantWithKey("order", { request_bytes_per_minute: 1_000_000 });
+    const session = uniqueSession("order");
+    const ws = await connect({ key, session });
+    ws.send({ type: "response.create", model: MODEL, input: `${"y".repeat(300)} [sim:tokens=3]` });
+    expect((await ws.turn(0)).at(-1)?.type).toBe("response.completed");
+    const stub = sessionStub(tenant, session);
+    await runInDurableObject(stub, (instance) => gateOf(instance).flush()); // a lease of about that turn's bytes
+    const waits = await runInDurableObject(stub, (instance) => gateOf(instance).waits);
+    // A create larger than the lease (it waits for the tenant), then a small one the lease covers.
+    ws.send({
+      type: "response.create",
+      model: MODEL,
+      input: `${"x".repeat(5_000)} [sim:tokens=3]`,
+      metadata: { n: "1" },
+    });
+    ws.send({ type: "response.create", model: MODEL, input: "small [sim:tokens=3]", metadata: { n: "2" } });
+    await ws.until((frames) => frames.filter((f) => f.type === "response.completed").length === 3);
+    const created = ws.frames
+      .filter((f) => f.type === "response.created")
+      .map((f) => (f as { response: { metadata?: { n?: string } } }).response.metadata?.n);
+    expect(created.slice(1)).toEqual(["1", "2"]);
+    expect(await runInDurableObject(stub, (instance) => gateOf(instance).waits)).toBeGreaterThan(waits);
+    ws.close();
+  });
+
   it("fails closed when the tenant cannot be asked, and a lease in hand still admits", async () => {
     const { key, tenant } = await tenantWithKey("unreachable", { turns_per_minute: 1_000 });
     const session = uniqueSession("unreachable");
