@@ -182,7 +182,7 @@ describe("limits under concurrency", () => {
     await ws.until((frames) => frames.filter((f) => f.type === "response.completed").length === 3);
     const created = ws.frames
       .filter((f) => f.type === "response.created")
-      .map((f) => (f as { response: { metadata?: { n?: string } } }).response.metadata?.n);
+      .map((f) => (f as unknown as { response: { metadata?: { n?: string } } }).response.metadata?.n);
     expect(created.slice(1)).toEqual(["1", "2"]);
     expect(await runInDurableObject(stub, (instance) => gateOf(instance).waits)).toBeGreaterThan(waits);
     ws.close();
