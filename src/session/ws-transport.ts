@@ -24,7 +24,12 @@ import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import { type ApiError, connectionLimitReached, responseNotFound } from "../protocol/errors.ts";
+import {
+  type ApiError,
+  connectionLimitReached,
+  internalError,
+  responseNotFound,
+} from "../protocol/errors.ts";
 import { isRecord } from "../protocol/json.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
@@ -245,9 +250,8 @@ export class WebSocketTransport {
   ): void {
     // Behind a create whose admission waits for the tenant: handled after it, in frame order.
     const before = conn.admitting;
-    const admitting = before
-      ? before.then(() => this.admitCreate(conn, request, bytes, track, timer))
-      : this.admitCreate(conn, request, bytes, track, timer);
+    const next = () => this.admitCreate(conn, request, bytes, track, timer);
+    const admitting = before ? before.then(next, next) : next();
     if (!admitting) return;
     conn.admitting = admitting;
     track(admitting);
@@ -277,7 +281,10 @@ export class WebSocketTransport {
     }
     const admission = this.admit?.(conn, request, bytes) ?? { reservation: null };
     if (admission instanceof Promise) {
-      return admission.then((verdict) => this.enqueue(conn, request, bytes, track, timer, verdict));
+      return admission.then(
+        (verdict) => this.enqueue(conn, request, bytes, track, timer, verdict),
+        () => this.enqueue(conn, request, bytes, track, timer, { error: internalError() }),
+      );
     }
     this.enqueue(conn, request, bytes, track, timer, admission);
     return undefined;

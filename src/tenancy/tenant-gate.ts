@@ -351,7 +351,7 @@ export class TenantGate {
       bytes: this.want.bytes + need.bytes,
       tokens: this.want.tokens + need.tokens,
     };
-    await this.nextSync();
+    await this.nextSync().catch(() => {}); // a sync that failed after its reply: the lease decides
     const taken = this.take(model, bytes, need);
     if (taken) return taken;
     if (!this.reachable) return { error: limitsUnavailable() };
