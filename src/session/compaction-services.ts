@@ -20,7 +20,7 @@ export function compactionModeFor(config: Config, model: string): ExtensionMode 
 /** The compaction services of a session of `tenant()`. */
 export function compactionServices(config: Config, tenant: () => string): CompactionServices {
   return {
-    keys: { secrets: config.compactionKeys },
+    keys: config.compactionKeys.then((secrets) => ({ secrets })),
     tenant,
     modeFor: (model) => compactionModeFor(config, model),
   };

@@ -153,7 +153,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
-    keys: { secrets: config.compactionKeys },
+    keys: config.compactionKeys.then((secrets) => ({ secrets })),
     routeFor: (model) => firstRoute(config, model),
     routeChain: (model) => router.upstreamFor(model),
     turnUpstream: (turn) => pipeline.upstreamFor(turn),
