@@ -45,6 +45,21 @@ afterEach(() => {
 });
 
 describe("deprecated settings", () => {
+  it("warns once per isolate for each deprecated name set, naming what replaces it", () => {
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    parseConfig({ SAFETY_MODE: "off" } as Env);
+    parseConfig({ SAFETY_MODE: "blocking" } as Env);
+    const lines = warn.mock.calls
+      .map((call) => String(call[0]))
+      .filter((line) => line.includes("SAFETY_MODE"));
+    // The first test of the file: no parse of this isolate has warned yet.
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? "")).toEqual({
+      type: "deltagate.config",
+      warning: 'SAFETY_MODE is deprecated and read until 0.3; use mode in SAFETY ({"mode":"blocking"})',
+    });
+  });
+
   it("an old-style configuration (every renamed or merged name) parses to the same Config as the new style", async () => {
     vi.spyOn(console, "warn").mockImplementation(() => {});
     const common = { DELTAGATE_API_KEYS: "k1:acme", UPSTREAM_BASE_URL: "http://127.0.0.1:9/v1" };
@@ -116,18 +131,6 @@ describe("deprecated settings", () => {
     expect(await openToken(old, "acme", { secrets: keys })).toEqual(payload);
     const fresh = await sealToken(payload, "acme", { secrets: keys });
     await expect(openToken(fresh, "acme", { secrets: [OLD_COMPACTION] })).rejects.toThrow();
-  });
-
-  it("warns once per isolate for each deprecated name set, naming what replaces it", () => {
-    const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    parseConfig({ SAFETY_MODE: "off" } as Env);
-    parseConfig({ SAFETY_MODE: "blocking" } as Env);
-    const lines = warn.mock.calls
-      .map((call) => String(call[0]))
-      .filter((line) => line.includes("SAFETY_MODE"));
-    // Earlier tests of this file may have warned already (once per isolate): at most one line.
-    expect(lines.length).toBeLessThanOrEqual(1);
-    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ type: "deltagate.config" });
   });
 });
 
