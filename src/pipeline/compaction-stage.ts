@@ -30,7 +30,7 @@ export function compactionUnavailable(): ApiError {
   return new ApiError(503, {
     type: "server_error",
     code: "compaction_unavailable",
-    message: "Compaction is not configured on this Deltagate (COMPACTION_KEY is not set).",
+    message: "Compaction is not configured on this Deltagate (DELTAGATE_SECRET is not set).",
     param: null,
   });
 }
