@@ -21,6 +21,13 @@ import { clientItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
+import {
+  deltagateTiming,
+  logTurn,
+  serverTiming,
+  type TimingOptIn,
+  wantsTiming,
+} from "../pipeline/turn-timing.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
@@ -28,7 +35,6 @@ import type { ConversationStore, ResponseRecord } from "../store/conversation-st
 import type { Tenant } from "../tenancy/tenant.ts";
 import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
-import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 /** Collaborators of the HTTP transport. */
@@ -41,7 +47,7 @@ export interface HttpTransportDeps {
   now(): number;
   /** Keeps a background promise alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
-  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  /** Write one log line per turn (`TURN_LOG`, src/pipeline/turn-timing.ts). */
   turnLog: boolean;
   /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
   countTurn(binding: SecretTurnBinding): ApiError | null;

@@ -1,7 +1,8 @@
 /**
  * The WebSocket transport of a session: turns client frames into engine calls and engine events
  * into frames (https://developers.openai.com/api/docs/guides/websocket-mode). Owns the per-frame contract:
- * - every frame is parsed and validated; a bad frame gets an `error` event with `status` and the
+ * - every frame within its socket's budget (flood-screen.ts runs first: a frame over it is
+ *   refused unread) is parsed and validated; a bad frame gets an `error` event with `status` and the
  *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
  *   (413 `request_too_large`) before it is parsed;
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
@@ -19,6 +20,7 @@ import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
+import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -32,7 +34,6 @@ import type { ConversationStore } from "../store/conversation-store.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 import { type FailureIds, failureLabel } from "./failure-log.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
-import { logTurn, timingFrames } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -111,7 +112,7 @@ export interface WebSocketTransportDeps {
    */
   objectId: string;
   now(): number;
-  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  /** Write one log line per turn (`TURN_LOG`, src/pipeline/turn-timing.ts). */
   turnLog: boolean;
   /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
   countTurn(binding: SecretTurnBinding): ApiError | null;
@@ -327,7 +328,6 @@ export class WebSocketTransport {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
   }
 
-  /** The `websocket_queue_full` frame of the default lane, rendered once per connection. */
   /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
   private sendError(conn: Connection, error: ApiError, streamId: string | null | undefined): void {
     sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));

@@ -8,7 +8,8 @@
  * ever valid, and no unknown key reaches the cache or the control plane.
  */
 import type { Config } from "../config/config.ts";
-import { keyHash, parseKey, safeEqual, verifyTag } from "./api-keys.ts";
+import { safeEqual } from "../crypto/signing.ts";
+import { keyHash, parseKey, verifyTag } from "./api-keys.ts";
 import { controlKeys } from "./control-crypto.ts";
 import { KeyCache } from "./key-cache.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";

@@ -29,6 +29,7 @@ import {
 } from "../auth/errors.ts";
 import { type Config, parseConfig } from "../config/config.ts";
 import { invalidApiKey } from "../protocol/errors.ts";
+import { presentedKey } from "../tenancy/presented-key.ts";
 import { resolveKey, resolveSecretTenant } from "../tenancy/resolve-key.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import type { AppEnv, Principal } from "./app-env.ts";
@@ -67,13 +68,8 @@ export function echoedProtocol(headers: Headers): string | null {
 
 /** The credential a request presents and where it was found, or null. */
 function presented(request: Request): { value: string; source: Source } | null {
-  const auth = request.headers.get("authorization");
-  if (auth) {
-    const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (match?.[1]) return { value: match[1].trim(), source: "header" };
-  }
-  const apiKey = request.headers.get("api-key")?.trim();
-  if (apiKey) return { value: apiKey, source: "header" };
+  const fromHeader = presentedKey(request.headers);
+  if (fromHeader) return { value: fromHeader, source: "header" };
   if (!isUpgrade(request)) return null;
   const entry = offeredProtocols(request.headers).find((p) => p.startsWith(CREDENTIAL_PROTOCOL_PREFIX));
   const fromProtocol = entry?.slice(CREDENTIAL_PROTOCOL_PREFIX.length);

@@ -23,14 +23,15 @@ import { z } from "zod";
 import { clientSecretSessionMismatch, websocketProtocolRequired } from "../auth/errors.ts";
 import { bindingRefusal, ownedBy } from "../auth/secret-binding.ts";
 import { parseConfig } from "../config/config.ts";
+import { keepaliveWanted } from "../http/client-options.ts";
 import { readBodyText } from "../http/request-body.ts";
+import { timingOptIn, wantsTiming } from "../pipeline/turn-timing.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
-import { keepaliveWanted } from "../session/client-options.ts";
 import {
   AFFINITY_BUSY_HEADER,
   BINDING_HEADER,
@@ -39,7 +40,6 @@ import {
   TENANT_HEADER,
 } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
-import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
 import { responseOwner } from "../util/ids.ts";
 import { affinitySessionId } from "./affinity.ts";
@@ -222,7 +222,7 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const startedAt = performance.now();
   const { request, bytes } = await createBody(c.req.raw);
-  // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
+  // Per-stage timing (src/pipeline/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
   checkBinding(c, request, bytes);
   const binding = turnBinding(c);
@@ -230,7 +230,7 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
     parseMs: performance.now() - startedAt,
     ...(wantsTiming(timing) ? { timing } : {}),
     ...(binding ? { binding } : {}),
-    // `x-deltagate-keepalive: 0` (src/session/client-options.ts).
+    // `x-deltagate-keepalive: 0` (src/http/client-options.ts).
     ...(keepaliveWanted(c.req.raw.headers) ? {} : { keepalive: false }),
     tenancy: { tenant: c.get("principal").account, bytes },
   };

@@ -30,6 +30,7 @@ const LAYERS = [
   "protocol",
   "secrets",
   "util",
+  "crypto",
 ] as const;
 
 /** Known exceptions to the layer order and to "no circles": none. */
@@ -131,5 +132,18 @@ describe("src/ layers", () => {
 
   it("has no import circles (but for the known ones listed)", () => {
     expect(cycles(edges)).toEqual([...KNOWN_CYCLES].sort());
+  });
+});
+
+describe("the session Durable Object's lifecycle", () => {
+  // Its runtime handlers (wake, frame, close, alarm, deadlines) iterate the lifecycle parts
+  // (src/session/lifecycle.ts) listed in session-parts.ts; a part with a lifecycle is added there,
+  // never by editing session-do.ts. Entry points (RPC methods) still call the part they serve.
+  it("names no lifecycle part in session-do.ts", () => {
+    const text = readFileSync(resolve(SRC, "session/session-do.ts"), "utf8");
+    const named = text.match(
+      /parts\.(scopes|presence|store)\b|live\.detach|tenancy\.(released|flush|deadline)\b|recoverInterrupted|expireBefore/g,
+    );
+    expect(named ?? []).toEqual([]);
   });
 });
