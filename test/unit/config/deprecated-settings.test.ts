@@ -5,12 +5,13 @@
  * schema made with them still verifies and opens; the root secret derives one key per purpose;
  * each deprecated name is warned about once.
  */
+import { hkdfSync } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { mintClientSecret, verifyClientSecret } from "../../../src/auth/client-secret.ts";
 import { openToken, sealToken } from "../../../src/compaction/compaction-token.ts";
 import { type Config, parseConfig } from "../../../src/config/config.ts";
 import type { Env } from "../../../src/config/env.ts";
-import { derivedSecret } from "../../../src/config/root-secret.ts";
+import { DERIVED_PURPOSES, derivedSecret, ROOT_SALT } from "../../../src/config/root-secret.ts";
 import type { DEPRECATED_SETTINGS } from "../../../src/config/schema.ts";
 import { controlKeys, openUpstreamKey, sealUpstreamKey } from "../../../src/tenancy/control-crypto.ts";
 
@@ -148,6 +149,13 @@ describe("DELTAGATE_SECRET", () => {
     expect(signing).toBe(await derivedSecret(ROOT, "clientSecrets"));
     const other = parseConfig({ DELTAGATE_SECRET: `${ROOT}x` } as Env);
     expect(await other.clientSecrets.signingKey).not.toBe(signing);
+  });
+
+  it("is RFC 5869 HKDF-SHA-256 of the root, salt deltagate-secret, one info per purpose (as Node's hkdfSync)", async () => {
+    for (const [purpose, info] of Object.entries(DERIVED_PURPOSES)) {
+      const expected = Buffer.from(hkdfSync("sha256", ROOT, ROOT_SALT, info, 32)).toString("base64url");
+      expect(await derivedSecret(ROOT, purpose as keyof typeof DERIVED_PURPOSES)).toBe(expected);
+    }
   });
 
   it("is off when unset, and refused when shorter than 32 characters (without quoting it)", async () => {
