@@ -110,6 +110,13 @@ export interface TurnEngineDeps {
    */
   logFailure(where: string, responseId: string, cause: unknown): void;
   /**
+   * Called once per accepted turn that will reach its upstream, in the same synchronous step that
+   * stores it (its first commit, before the upstream is opened): what it records (the usage ledger's
+   * open row, src/tenancy/usage-outbox.ts) is durable before the upstream is called, so a turn a
+   * restart ends is still booked.
+   */
+  started?(scope: TurnScope, record: ResponseRecord): void;
+  /**
    * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
    * when its store:false owner went away), synchronously after its terminal state was written, so
    * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
@@ -452,7 +459,7 @@ export class TurnEngine {
     // first, stored right after (same synchronous step, so no other event sees it missing):
     // a Durable Object's output gate holds every message sent after a write until the write is
     // durable, and connection-scoped state need not be (turn-emitter.ts).
-    if (record.store) this.createRecord(turn);
+    if (record.store) this.createRecord(turn, scope);
     const live = this.deps.live.begin(record.id, sink, record.store);
     const keepaliveMs = scope.keepalive !== false ? this.deps.keepaliveMs : 0;
     const emitter = new TurnEmitter(live, this.deps.store, record, keepaliveMs);
@@ -460,7 +467,7 @@ export class TurnEngine {
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });
       if (record.store) emitter.flush();
-      else this.createRecord(turn);
+      else this.createRecord(turn, scope);
       const result = await streamTurn(
         upstream,
         turn.upstreamRequest,
@@ -480,13 +487,17 @@ export class TurnEngine {
     }
   }
 
-  /** Inserts the in-progress response with its input rows (and the token counts made so far). */
-  private createRecord(turn: Turn): void {
+  /**
+   * Inserts the in-progress response with its input rows (and the token counts made so far); with
+   * `scope`, a turn that will reach its upstream, whose start `started` records in the same step.
+   */
+  private createRecord(turn: Turn, scope?: TurnScope): void {
     this.deps.store.create(
       turn.record,
       turn.input,
       turn.prepared.context.input.map((c) => c.tokens),
     );
+    if (scope) this.deps.started?.(scope, turn.record);
   }
 }
 

@@ -21,14 +21,15 @@ import type { Config } from "../config/config.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
-import { type ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
+import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { admits, foreignTenantError } from "../store/session-meta.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
+import { whenSettled } from "./admission.ts";
 import { AlarmClock } from "./alarm-deadline.ts";
 import { attachmentOf, type Connection, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded, rethrow } from "./failure-log.ts";
 import { refusedAsFlood } from "./flood-screen.ts";
-import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
+import type { CreateOptions, InputItemsPage, RetrieveOptions, UnaryOptions } from "./http-transport.ts";
 import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
 import { acceptClientSocket } from "./socket-accept.ts";
@@ -94,34 +95,73 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     );
   }
 
-  /** RPC, `POST /v1/responses` (validated by the Worker): runs a turn. */
+  /** RPC, `POST /v1/responses` (validated by the Worker): admitted (admission.ts), then runs a turn. */
   createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
-    return this.serve(tenant, "claim", denied, [parent], async () => {
-      const { bytes = 0, tenant: snapshot } = options.tenancy ?? {};
-      const refused = await this.parts.tenancy.admitHttp(request, bytes, snapshot); // tenant limits
-      if (refused) throw refused;
-      return this.parts.http.create(request, tenant, options);
+    return this.serve(tenant, "claim", denied, [parent], () => {
+      const declined = this.parts.http.declined(options); // before anything is counted
+      if (declined) return declined;
+      const verdict = this.admit("turn", request, options);
+      return whenSettled(verdict, (admitted) => {
+        if (admitted instanceof ApiError) throw admitted;
+        if (admitted.model !== null) request.model = admitted.model;
+        return this.parts.http.create(request, tenant, options, admitted.keyId);
+      });
     });
   }
 
-  /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context (compact-endpoints.ts). */
-  compactResponse(tenant: string, request: CompactRequest): Promise<Response> {
+  /**
+   * RPC, `POST /v1/responses/compact` (validated by the Worker): admitted as a turn
+   * (admission.ts), then compacts a context (compact-endpoints.ts).
+   */
+  compactResponse(tenant: string, request: CompactRequest, options: UnaryOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
-      this.parts.compaction.compact(request, tenant),
+      whenSettled(this.admit("turn", request, options), (admitted) => {
+        if (admitted instanceof ApiError) throw admitted;
+        if (admitted.model !== null) request.model = admitted.model;
+        return this.parts.compaction.compact(request, tenant, admitted.keyId);
+      }),
     );
   }
 
-  /** RPC, `POST /v1/responses/input_tokens` (validated by the Worker): counts a context's tokens. */
-  countInputTokens(tenant: string, request: InputTokensRequest): Promise<Response> {
+  /**
+   * RPC, `POST /v1/responses/input_tokens` (validated by the Worker): admitted as a count
+   * (admission.ts: binding, allowed models), then counts a context's tokens.
+   */
+  countInputTokens(
+    tenant: string,
+    request: InputTokensRequest,
+    options: UnaryOptions = {},
+  ): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
-      this.parts.compaction.inputTokens(request, tenant),
+      whenSettled(this.admit("count", request, options), (admitted) => {
+        if (admitted instanceof ApiError) throw admitted;
+        if (admitted.model !== null) request.model = admitted.model;
+        return this.parts.compaction.inputTokens(request, tenant, admitted.keyId);
+      }),
     );
+  }
+
+  /** The one admission (admission.ts) of an HTTP call the Worker sent with `options`. */
+  private admit(
+    kind: "turn" | "count",
+    request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
+    options: UnaryOptions,
+  ) {
+    const { bytes = 0, tenant } = options.tenancy ?? {};
+    return this.parts.admission.admit({
+      kind,
+      model: request.model ?? null,
+      previousResponseId: request.previous_response_id,
+      bytes,
+      binding: options.binding ?? null,
+      tenant,
+    });
   }
 
   /** RPC, `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes its events). */

@@ -21,22 +21,24 @@ import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
 import { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
+import { ENV_KEY_ID } from "../tenancy/tenant.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { Admission } from "./admission.ts";
 import { CompactEndpoints } from "./compact-endpoints.ts";
-import { compactionServices, firstRoute } from "./compaction-services.ts";
+import { compactionServices } from "./compaction-services.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
-import type { SecretTurnBinding } from "./internal-headers.ts";
 import { SessionLifecycle } from "./lifecycle.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
-import { countTurn } from "./secret-turn-gate.ts";
 import { socketLifetime } from "./socket-lifetime.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 import type { WarmDeps } from "./warm-on-connect.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
+
+const NEVER_ABORTED = new AbortController().signal;
 
 /** The modules of one session Durable Object. */
 export interface SessionParts {
@@ -58,6 +60,8 @@ export interface SessionParts {
   warm: WarmDeps;
   /** The tenant's limits, settings and usage ledger, seen from this session (src/tenancy/). */
   tenancy: SessionTenancy;
+  /** The one admission of every call that reaches a model or counts against the tenant (admission.ts). */
+  admission: Admission;
 }
 
 /** What the composition needs from the Durable Object. */
@@ -138,6 +142,8 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     mayContinue: (parent, scope) => maySee(parent, scope.connId, "continue", Date.now(), visibility),
     logFailure: (where, responseId, cause) =>
       logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
+    // The usage ledger: a turn's start is opened in its first commit, its end booked in its last.
+    started: (scope, record) => tenancy.started(record.id, record.model, scope.keyId ?? ENV_KEY_ID),
     finished: (scope, record, outcome) => {
       tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
       ctx.waitUntil(hooks.scheduleAlarm()); // the outbox's flush deadline
@@ -150,21 +156,34 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     visibility,
     now: Date.now,
     turnLog: config.turnLog,
-    countTurn: (binding: SecretTurnBinding) => countTurn(ctx.storage.sql, binding, Date.now()),
   };
+  const admission = new Admission({ sql: ctx.storage.sql, tenancy, objectId, now: Date.now });
   const ws = new WebSocketTransport({
     ...shared,
     maxConnectionMs: config.maxConnectionMs,
     redactor: config.redactor,
     objectId,
-    admit: (_conn, request, bytes) => tenancy.admit(request, bytes),
+    admit: (conn, request, bytes) =>
+      admission.admit({
+        kind: "turn",
+        model: request.model,
+        previousResponseId: request.previous_response_id,
+        bytes,
+        binding: conn.attachment.binding ?? null,
+        keyId: conn.attachment.keyId,
+      }),
   });
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
     keys: config.compactionKeys.then((secrets) => ({ secrets })),
-    routeFor: (model) => firstRoute(config, model),
-    routeChain: (model) => router.upstreamFor(model),
+    routeFor: (model) => router.routeFor(model),
+    // A tenant key past its bound is confirmed first, as for a turn (`routeChain` above).
+    unary: async (model, path, build) => {
+      await keys.ready();
+      return router.unary(model, path, build, NEVER_ABORTED);
+    },
+    meter: tenancy,
     turnUpstream: (turn) => pipeline.upstreamFor(turn),
     ownerId: objectId,
     now: Date.now,
@@ -207,10 +226,14 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     },
     {
       name: "tenancy",
+      // Calls a restart ended are booked once (src/tenancy/usage-outbox.ts); the alarm flushes them.
+      onWake: () => {
+        if (tenancy.recover() > 0) ctx.waitUntil(hooks.scheduleAlarm());
+      },
       onSocketGone: ({ attachment }) => tenancy.released(attachment), // the tenant's socket lease
       onAlarm: () => tenancy.flush(), // usage not reported yet (no loss on eviction)
       nextDeadline: () => tenancy.deadline(), // the usage outbox's flush
     },
   ]);
-  return { config, lifecycle, connections, live, ws, http, compaction, transfer, warm, tenancy };
+  return { config, lifecycle, connections, live, ws, http, compaction, transfer, warm, tenancy, admission };
 }
