@@ -15,6 +15,7 @@
  */
 import type { ContextWindow } from "../context/context-window.ts";
 import type { SessionSafety } from "../safety/session-safety.ts";
+import type { TurnSettings } from "../protocol/create-request.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { Upstream } from "../upstream/upstream.ts";
 import { type CompactionServices, compactionStage } from "./compaction-stage.ts";
@@ -32,9 +33,11 @@ export interface PipelineServices {
    * (src/upstream/router.ts, src/upstream/fallback.ts).
    * A promise when the session must first confirm the credential (a tenant's own upstream key
    * past its bound, src/tenancy/tenant-upstream-key.ts).
-   * @throws {ApiError} 400 `model_not_found` when no route serves the model.
+   * With the turn's `settings`, a setting or tool type a route of the chain cannot serve is refused.
+   * @throws {ApiError} 400 `model_not_found` when no route serves the model; 400 for a setting or
+   *   tool type a route cannot serve (src/upstream/route-capabilities.ts).
    */
-  routeChain(model: string): Upstream | Promise<Upstream>;
+  routeChain(model: string, settings?: Partial<TurnSettings>): Upstream | Promise<Upstream>;
   /** The session's context window (src/context/context-window.ts). */
   window: ContextWindow;
   /** The session's safety checks (src/safety/session-safety.ts). */
@@ -47,24 +50,28 @@ export interface PipelineServices {
 
 /** Builds a turn's upstream: the model's route chain wrapped by the stages, innermost first. */
 export class TurnPipeline {
-  private readonly source: (model: string) => Upstream | Promise<Upstream>;
+  private readonly source: (model: string, settings: Partial<TurnSettings>) => Upstream | Promise<Upstream>;
   private readonly stages: readonly TurnStage[];
 
   /**
    * @param source the innermost upstream of a model.
    * @param stages decorators, innermost first.
    */
-  constructor(source: (model: string) => Upstream | Promise<Upstream>, stages: readonly TurnStage[]) {
+  constructor(
+    source: (model: string, settings: Partial<TurnSettings>) => Upstream | Promise<Upstream>,
+    stages: readonly TurnStage[],
+  ) {
     this.source = source;
     this.stages = stages;
   }
 
   /**
    * The upstream to open (or pre-warm) for `turn`.
-   * @throws {ApiError} when the model has no route or a stage rejects the turn.
+   * @throws {ApiError} when the model has no route, a route cannot serve the turn's settings, or a
+   *   stage rejects the turn.
    */
   async upstreamFor(turn: PreparedTurn): Promise<Upstream> {
-    let upstream = await this.source(turn.request.model);
+    let upstream = await this.source(turn.request.model, turn.request);
     for (const stage of this.stages) upstream = await stage.wrap(upstream, turn);
     return upstream;
   }
@@ -73,7 +80,7 @@ export class TurnPipeline {
 /** The stages of every turn of a session, innermost first. Add a stage here. */
 export function createTurnPipeline(services: PipelineServices): TurnPipeline {
   return new TurnPipeline(
-    (model) => services.routeChain(model),
+    (model, settings) => services.routeChain(model, settings),
     [
       timingStage(), // per-stage timing of the upstream alone (turn-timer.ts)
       safetyStage(services.safety), // input and output checks (src/safety/), inside usage and window

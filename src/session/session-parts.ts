@@ -107,7 +107,8 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const window = new ContextWindow(store);
   const pipeline = createTurnPipeline({
     // A tenant key past its bound is confirmed first (a round trip only then: the warm path awaits nothing).
-    routeChain: (model) => keys.ready()?.then(() => router.upstreamFor(model)) ?? router.upstreamFor(model),
+    routeChain: (model, settings) =>
+      keys.ready()?.then(() => router.upstreamFor(model, settings)) ?? router.upstreamFor(model, settings),
     window,
     safety,
     redactor: config.redactor,

@@ -9,12 +9,14 @@
  * the next lookup (or `rekey`) builds a new adapter and disposes the old one, whose warm socket
  * closes once its queued turns are done.
  */
+import type { TurnSettings } from "../protocol/create-request.ts";
 import { ApiError } from "../protocol/errors.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
 import type { ClientPresence } from "./client-presence.ts";
 import { decorateUpstream } from "./decorate.ts";
 import { FallbackUpstream } from "./fallback.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
+import { refuseUnservable } from "./route-capabilities.ts";
 import { DEFAULT_UPSTREAM_IDLE_MS, ResponsesWsUpstream } from "./responses-ws/adapter.ts";
 import { routesFor, type UpstreamRoute } from "./routes.ts";
 import type { Upstream } from "./upstream.ts";
@@ -99,9 +101,12 @@ export class UpstreamRouter {
    * The upstream for `model`: its route chain (the first matching route and the later routes with
    * the same `model` pattern), with retry and fallback (fallback.ts). A catch-all route after a
    * more specific one is not a fallback for it: it would receive a model id it may not serve.
-   * @throws {ApiError} 400 `model_not_found` when no route matches.
+   * With `settings` (a turn's), every route of the chain must serve them: a fallback route that
+   * would drop a parameter or a tool would answer another question (route-capabilities.ts).
+   * @throws {ApiError} 400 `model_not_found` when no route matches; 400 for a setting or tool
+   *   type a route of the chain cannot serve.
    */
-  upstreamFor(model: string): Upstream {
+  upstreamFor(model: string, settings?: Partial<TurnSettings>): Upstream {
     const [route] = routesFor(this.routes, model);
     if (!route) {
       throw new ApiError(400, {
@@ -112,6 +117,7 @@ export class UpstreamRouter {
       });
     }
     const chain = this.routes.filter((candidate) => candidate.model === route.model);
+    if (settings) for (const link of chain) refuseUnservable(link.api, model, settings);
     return new FallbackUpstream(
       chain.map((link) => ({
         upstream: routed(link, this.adapterFor(link)),
