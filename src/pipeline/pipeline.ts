@@ -14,8 +14,8 @@
  * (stage.ts) plus one line in the list below; nothing else changes.
  */
 import type { ContextWindow } from "../context/context-window.ts";
-import type { SessionSafety } from "../safety/session-safety.ts";
 import type { TurnSettings } from "../protocol/create-request.ts";
+import type { SessionSafety } from "../safety/session-safety.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { Upstream } from "../upstream/upstream.ts";
 import { type CompactionServices, compactionStage } from "./compaction-stage.ts";

@@ -23,7 +23,10 @@ const API_NAMES: Record<UpstreamApi, string> = {
 };
 
 /** Settings a Chat Completions route cannot serve (no equivalent there). */
-export const CHAT_UNSERVABLE_SETTINGS = ["prompt", "image"] as const satisfies readonly (keyof TurnSettings)[];
+export const CHAT_UNSERVABLE_SETTINGS = [
+  "prompt",
+  "image",
+] as const satisfies readonly (keyof TurnSettings)[];
 
 /** The tool types a Chat Completions route serves (chat/request.ts `toChatTools`). */
 export const CHAT_TOOL_TYPES: ReadonlySet<string> = new Set(["function"]);

@@ -16,8 +16,8 @@ import type { ClientPresence } from "./client-presence.ts";
 import { decorateUpstream } from "./decorate.ts";
 import { FallbackUpstream } from "./fallback.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
-import { refuseUnservable } from "./route-capabilities.ts";
 import { DEFAULT_UPSTREAM_IDLE_MS, ResponsesWsUpstream } from "./responses-ws/adapter.ts";
+import { refuseUnservable } from "./route-capabilities.ts";
 import { routesFor, type UpstreamRoute } from "./routes.ts";
 import type { Upstream } from "./upstream.ts";
 

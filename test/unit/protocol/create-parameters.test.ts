@@ -5,10 +5,7 @@
  * upgrade that adds one fails `npm run check` until it is placed) parses or is refused by name;
  * any other field is 400 `unknown_parameter`, `param` naming it, in HTTP bodies and frames alike.
  */
-import type {
-  ResponseCreateParamsBase,
-  ResponsesClientEvent,
-} from "openai/resources/responses/responses";
+import type { ResponseCreateParamsBase, ResponsesClientEvent } from "openai/resources/responses/responses";
 import { describe, expect, it } from "vitest";
 import { parseClientFrame, zodToApiError } from "../../../src/protocol/client-events.ts";
 import { createRequest } from "../../../src/protocol/create-request.ts";
@@ -53,8 +50,10 @@ const OPENAI_PARAMETERS: Record<keyof ResponseCreateParamsBase, unknown> = {
 };
 
 /** The WebSocket frame's own fields beyond the HTTP body's. */
-const WS_ONLY: Record<Exclude<keyof ResponsesClientEvent.ResponseCreate, keyof ResponseCreateParamsBase>, unknown> =
-  { type: "response.create", generate: false, stream_id: "lane-1" };
+const WS_ONLY: Record<
+  Exclude<keyof ResponsesClientEvent.ResponseCreate, keyof ResponseCreateParamsBase>,
+  unknown
+> = { type: "response.create", generate: false, stream_id: "lane-1" };
 
 function refusal(parse: () => unknown) {
   try {

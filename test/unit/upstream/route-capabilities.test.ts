@@ -71,9 +71,12 @@ describe("UpstreamRouter.upstreamFor with a turn's settings", () => {
       { model: "solo", api: "responses-http", base_url: "https://openai.example/v1" },
     ]),
     { baseUrl: "https://default.example/v1", apiKey: null, api: "responses-http" },
-    () => null,
+    () => undefined,
   );
-  const router = new UpstreamRouter(routes, (): Upstream => ({ open: () => Promise.reject(new Error("unused")) }));
+  const router = new UpstreamRouter(
+    routes,
+    (): Upstream => ({ open: () => Promise.reject(new Error("unused")) }),
+  );
 
   it("refuses what any route of the chain cannot serve, and serves it on a chain that can", () => {
     const settings = { prompt: { id: "pmpt_1" } };
