@@ -15,7 +15,11 @@ const PROMPT = { id: "pmpt_weather", version: "3", variables: { city: "Paris" } 
 async function create(body: Record<string, unknown>): Promise<Response> {
   return workerFetch("/v1/responses", {
     method: "POST",
-    headers: { authorization: `Bearer ${KEY_A}`, "content-type": "application/json", "session-id": uniqueSession("params") },
+    headers: {
+      authorization: `Bearer ${KEY_A}`,
+      "content-type": "application/json",
+      "session-id": uniqueSession("params"),
+    },
     body: JSON.stringify(body),
   });
 }
@@ -54,7 +58,12 @@ describe("create parameters", () => {
         param: "tempreature",
       },
     });
-    ws.send({ type: "response.create", model: "sim-ws", input: "hi [sim:tokens=3]", client_metadata: { turn_id: "t1" } });
+    ws.send({
+      type: "response.create",
+      model: "sim-ws",
+      input: "hi [sim:tokens=3]",
+      client_metadata: { turn_id: "t1" },
+    });
     const frames = await ws.turn(1);
     expect(frames.at(-1)?.type).toBe("response.completed");
     ws.close();
@@ -69,7 +78,7 @@ describe("create parameters", () => {
     expect(final.type).toBe("response.completed");
     expect(final.response.prompt).toEqual(PROMPT);
     const [sent] = await simulatorRequests(inject("simulatorUrl"), marker);
-    expect((sent?.body as { prompt?: unknown }).prompt).toEqual(PROMPT);
+    expect((sent?.body as { prompt?: unknown } | undefined)?.prompt).toEqual(PROMPT);
     ws.close();
   });
 
@@ -111,7 +120,12 @@ describe("create parameters", () => {
   it("refuses a hosted tool on a Chat Completions route, naming tools[i].type, rather than dropping it", async () => {
     const marker = `tool-chat-${crypto.randomUUID()}`;
     const ws = await connect({ session: uniqueSession("tool-chat") });
-    ws.send({ type: "response.create", model: "sim-chat", input: marker, tools: [SHELL_TOOL, { type: "web_search" }] });
+    ws.send({
+      type: "response.create",
+      model: "sim-chat",
+      input: marker,
+      tools: [SHELL_TOOL, { type: "web_search" }],
+    });
     const [error] = await ws.turn(0);
     expect(error).toMatchObject({
       type: "error",
@@ -119,10 +133,20 @@ describe("create parameters", () => {
       error: { code: "unsupported_value", param: "tools[1].type" },
     });
     expect(JSON.stringify(error)).toContain("'web_search'");
-    const answer = await refusal(await create({ model: "sim-chat", input: marker, tools: [{ type: "mcp", server_label: "x" }] }));
-    expect(answer).toMatchObject({ status: 400, error: { code: "unsupported_value", param: "tools[0].type" } });
+    const answer = await refusal(
+      await create({ model: "sim-chat", input: marker, tools: [{ type: "mcp", server_label: "x" }] }),
+    );
+    expect(answer).toMatchObject({
+      status: 400,
+      error: { code: "unsupported_value", param: "tools[0].type" },
+    });
     // The same tools go to a Responses route as sent.
-    ws.send({ type: "response.create", model: "sim-ws", input: `${marker} [sim:tokens=3]`, tools: [SHELL_TOOL, { type: "web_search" }] });
+    ws.send({
+      type: "response.create",
+      model: "sim-ws",
+      input: `${marker} [sim:tokens=3]`,
+      tools: [SHELL_TOOL, { type: "web_search" }],
+    });
     expect((await ws.turn(1)).at(-1)?.type).toBe("response.completed");
     ws.close();
     const recorded = await simulatorRequests(inject("simulatorUrl"), marker);

@@ -36,7 +36,9 @@ describe("validateTurnContext", () => {
   });
 
   it("accepts an empty input with a prompt template, whose messages may be the whole input", () => {
-    expect(() => validateTurnContext([], { input: [], continues: false, generate: true, prompted: true })).not.toThrow();
+    expect(() =>
+      validateTurnContext([], { input: [], continues: false, generate: true, prompted: true }),
+    ).not.toThrow();
   });
 
   it("refuses max_output_tokens below 16, in OpenAI's words", () => {
