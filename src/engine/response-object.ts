@@ -82,12 +82,11 @@ export function clientItems<T extends StoredItem>(items: readonly T[], include: 
 
 /**
  * The item types whose listed form (`GET /v1/responses/{id}/input_items`, the `openai` SDK's
- * `ResponseItem`) requires a `status` — an assistant message's (`ResponseOutputMessage`), a call's
- * and a tool output's (`ResponseFunctionToolCallOutputItem` & co.) — which a client's input item
- * may leave out.
+ * `ResponseItem`) requires a `status` — a call's and a tool output's
+ * (`ResponseFunctionToolCallOutputItem` & co.), and an assistant message's
+ * (`ResponseOutputMessage`) — which a client's input item may leave out.
  */
 const LISTED_WITH_STATUS: ReadonlySet<string> = new Set([
-  "message",
   "function_call",
   "function_call_output",
   "custom_tool_call",
@@ -102,7 +101,11 @@ const LISTED_WITH_STATUS: ReadonlySet<string> = new Set([
 export function listedItems<T extends StoredItem>(items: readonly T[], include: Json | undefined): T[] {
   return items.map((item) => {
     const shown = clientItem(item, include);
-    if (!LISTED_WITH_STATUS.has(shown.type) || "status" in shown) return shown;
+    if ("status" in shown) return shown;
+    // A user, system or developer message's `status` is optional (`ResponseInputMessageItem`).
+    const required =
+      LISTED_WITH_STATUS.has(shown.type) || (shown.type === "message" && shown.role === "assistant");
+    if (!required) return shown;
     return { ...shown, status: "completed" };
   });
 }
