@@ -24,7 +24,7 @@ export default defineConfig({
     // Vitest's default (cores - 1) runs one file at a time on 2 cores, yet most files spend their
     // time waiting on sockets, timers and wrangler starts: two at a time at least.
     maxWorkers: Math.max(2, availableParallelism() - 1),
-    // One timing line per turn (src/session/turn-timing.ts) would drown the test output.
+    // One timing line per turn (src/pipeline/turn-timing.ts) would drown the test output.
     onConsoleLog: (log: string) => !log.includes('"type":"deltagate.turn"'),
     projects: [
       {

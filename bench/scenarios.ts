@@ -22,7 +22,7 @@
  */
 
 import type { Recorder } from "../simulator/recorder.ts";
-import { STORE_FALSE_GRACE_HEADER } from "../src/session/client-options.ts";
+import { STORE_FALSE_GRACE_HEADER } from "../src/http/client-options.ts";
 import { chatTransport } from "./chat-transport.ts";
 import { httpTransport } from "./http-transport.ts";
 import { runAgentLoop, type TurnTransport } from "./loop.ts";

@@ -2,17 +2,30 @@
  * The flooding client of `npm run bench:tenancy`, in a process of its own so that its send loop
  * and the replies it receives cost the measuring process nothing (on one Node thread a loop of
  * 10,000 `send`s would stall the quiet session's own timers, and charge that to Deltagate).
- * Usage: node bench/tenancy-flooder.ts WS_URL KEY SESSION FRAMES
- * Opens one socket, prints "open", waits for "go" on stdin, sends FRAMES tiny `response.create`s
- * at once, then prints one JSON line: the replies by event type/code and how the socket ended.
+ * Usage: node bench/tenancy-flooder.ts WS_URL KEY SESSION FRAMES [SHAPE]
+ * Opens one socket, prints "open", waits for "go" on stdin, sends FRAMES tiny frames of SHAPE at
+ * once, then prints one JSON line: the replies by event type/code and how the socket ended.
+ * Shapes (issue #23: the flood screen must not depend on them): `default` — default-lane
+ * `response.create`s, `type` first (as every SDK writes them); `stream_id` — creates on a named
+ * lane; `reordered` — creates whose `type` is their last member; `unknown` — an event type no
+ * server knows.
  */
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
 
-const [url, key, session, framesArg] = process.argv.slice(2);
+const [url, key, session, framesArg, shape = "default"] = process.argv.slice(2);
 if (!url || !key || !session || !framesArg)
-  throw new Error("usage: tenancy-flooder.ts WS_URL KEY SESSION FRAMES");
+  throw new Error("usage: tenancy-flooder.ts WS_URL KEY SESSION FRAMES [SHAPE]");
 const frames = Number(framesArg);
+const create = { model: "deltagate-sim", input: "x [sim:tokens=1]", store: false };
+const SHAPES: Record<string, unknown> = {
+  default: { type: "response.create", ...create },
+  stream_id: { type: "response.create", ...create, stream_id: "flood" },
+  reordered: { ...create, type: "response.create" },
+  unknown: { type: "flood.unknown_event", n: 1 },
+};
+if (!(shape in SHAPES)) throw new Error(`unknown shape ${shape}: one of ${Object.keys(SHAPES).join(", ")}`);
+const frame = JSON.stringify(SHAPES[shape]);
 
 const replies: Record<string, number> = {};
 let closed: { code: number; reason: string } | null = null;
@@ -33,12 +46,6 @@ process.stdout.write("open\n");
 const lines = createInterface({ input: process.stdin });
 for await (const line of lines) {
   if (line.trim() !== "go") continue;
-  const frame = JSON.stringify({
-    type: "response.create",
-    model: "deltagate-sim",
-    input: "x [sim:tokens=1]",
-    store: false,
-  });
   for (let i = 0; i < frames; i++) ws.send(frame);
   break;
 }

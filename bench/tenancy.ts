@@ -13,8 +13,10 @@
  *   others' turn p50/p99 is compared with a run without the noisy tenant; the noisy one must see
  *   429 `rate_limit_exceeded` and no other error.
  * - **flood**: a quiet session's turn p50/p99 while another socket sends `BENCH_FLOOD_FRAMES`
- *   (default 10,000) tiny `response.create`s at once (from a process of its own,
- *   bench/tenancy-flooder.ts), against the same session alone.
+ *   (default 10,000) tiny frames at once (from a process of its own, bench/tenancy-flooder.ts),
+ *   against the same session alone — one row per shape of frame (issue #23: default-lane creates,
+ *   `stream_id` creates, creates whose `type` is not first, unknown event types) at the runtime,
+ *   and the default-lane flood through the proxy.
  * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=3 BENCH_FLOOD_FRAMES=500`
  * is the smoke run; `BENCH_PHASES=flood` (or `tenants`) runs one half. `BENCH_ROUNDS` (default 2)
  * repeats both comparisons, their sides interleaved, so the rounds' spread shows the run's noise.
@@ -140,8 +142,17 @@ async function tenantsPhase(withNoisy: boolean, keys: string[]): Promise<{ quiet
   return { quiet, noisy };
 }
 
+/** The flood's shapes of frame (bench/tenancy-flooder.ts), with their rows' labels. */
+const FLOOD_SHAPES = [
+  ["default", "default-lane creates"],
+  ["stream_id", "stream_id creates"],
+  ["reordered", "creates, type not first"],
+  ["unknown", "unknown event types"],
+] as const;
+type FloodShape = (typeof FLOOD_SHAPES)[number][0];
+
 /** The flooding client, in its own process (bench/tenancy-flooder.ts); resolves once it is connected. */
-async function startFlooder(url: string): Promise<{ go(): void; done: Promise<string> }> {
+async function startFlooder(url: string, shape: FloodShape): Promise<{ go(): void; done: Promise<string> }> {
   const child = spawn(
     process.execPath,
     [
@@ -150,6 +161,7 @@ async function startFlooder(url: string): Promise<{ go(): void; done: Promise<st
       LOCAL_DEV_KEY,
       `flooder-${Date.now()}`,
       String(FLOOD_FRAMES),
+      shape,
     ],
     { stdio: ["pipe", "pipe", "inherit"] },
   );
@@ -161,11 +173,14 @@ async function startFlooder(url: string): Promise<{ go(): void; done: Promise<st
   return { go: () => child.stdin.write("go\n"), done };
 }
 
-/** A quiet session's turns, alone or beside a flooding socket, both connected at `url`. */
-async function floodPhase(flood: boolean, url: string): Promise<{ quiet: Tally; flooder: string | null }> {
+/** A quiet session's turns, alone or beside a socket flooding frames of `shape`, both connected at `url`. */
+async function floodPhase(
+  shape: FloodShape | null,
+  url: string,
+): Promise<{ quiet: Tally; flooder: string | null }> {
   const quiet = tally();
-  const ws = await open(LOCAL_DEV_KEY, `flood-quiet-${flood}-${Date.now()}`, url);
-  const flooder = flood ? await startFlooder(url) : null;
+  const ws = await open(LOCAL_DEV_KEY, `flood-quiet-${shape}-${Date.now()}`, url);
+  const flooder = shape ? await startFlooder(url, shape) : null;
   if (flooder) setTimeout(() => flooder.go(), 200);
   await loop(ws, RATE * 5, performance.now() + Math.max(3, SECONDS / 3) * 1000, quiet);
   ws.close();
@@ -191,7 +206,7 @@ try {
   }
   const rows: ReturnType<typeof row>[] = [];
   const errors: { noisy: string[]; quiet: string[] } = { noisy: [], quiet: [] };
-  let flooder: unknown = null;
+  const flooder: Record<string, unknown> = {};
   // Rounds interleave each comparison's two sides, so the spread between rounds of the same side
   // is the run's own noise, measured beside the difference it judges.
   for (let round = 1; round <= ROUNDS; round++) {
@@ -208,25 +223,24 @@ try {
       errors.quiet.push(...baseline.quiet.otherErrors, ...contended.quiet.otherErrors);
     }
     if (PHASES.has("flood")) {
-      for (const [via, url] of [
-        ["", runtimeWsUrl],
-        [" (through wrangler dev's proxy)", proxyWsUrl],
+      for (const [via, url, shapes] of [
+        ["", runtimeWsUrl, FLOOD_SHAPES],
+        [" (through wrangler dev's proxy)", proxyWsUrl, FLOOD_SHAPES.slice(0, 1)],
       ] as const) {
-        const quietAlone = await floodPhase(false, url);
-        const quietFlooded = await floodPhase(true, url);
-        rows.push(
-          row(`quiet session alone${via}${tag}`, quietAlone.quiet),
-          row(
-            `quiet session, ${FLOOD_FRAMES} creates flooding another socket${via}${tag}`,
-            quietFlooded.quiet,
-          ),
-        );
-        if (via === "") flooder = quietFlooded.flooder ? JSON.parse(quietFlooded.flooder) : null;
+        rows.push(row(`quiet session alone${via}${tag}`, (await floodPhase(null, url)).quiet));
+        for (const [shape, label] of shapes) {
+          const flooded = await floodPhase(shape, url);
+          rows.push(
+            row(`quiet session, ${FLOOD_FRAMES} ${label} flooding another socket${via}${tag}`, flooded.quiet),
+          );
+          if (via === "" && flooded.flooder) flooder[shape] = JSON.parse(flooded.flooder);
+        }
       }
     }
   }
   console.table(rows);
-  if (flooder) console.log("flooder:", JSON.stringify(flooder));
+  for (const [shape, replies] of Object.entries(flooder))
+    console.log(`flooder (${shape}):`, JSON.stringify(replies));
   const out = process.env.BENCH_RESULTS_DIR ?? join(REPO_ROOT, "bench/results");
   mkdirSync(out, { recursive: true });
   writeFileSync(

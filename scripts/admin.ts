@@ -25,18 +25,44 @@ const LIMIT_FLAGS = {
   "tokens-per-day": "tokens_per_day",
 } as const;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    remote: { type: "string" },
-    name: { type: "string" },
-    tenant: { type: "string" },
-    since: { type: "string" },
-    json: { type: "boolean", default: false },
-    "from-env": { type: "string" },
-    ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
-  },
-});
+/** What `--help` (or a command line the CLI cannot read) prints: the commands of the header above. */
+const USAGE = `Usage: npm run admin -- <command> [--remote URL] [--json]
+  tenants create <id> [--name N]       tenants list
+  keys create <tenant> [--name N]      keys list <tenant>      keys revoke <tenant> <key_id>
+  usage [--tenant T] [--since YYYY-MM-DD]
+  limits set <tenant> [--max-sockets N] [--sessions-per-key N] [--turns-per-minute N]
+                      [--request-bytes-per-minute N] [--tokens-per-day N]   (N or "none")
+  settings set <tenant> '{"models":[...],"safety":{...},"model_aliases":{...}}'
+  upstream-key set <tenant> --from-env VAR | upstream-key remove <tenant>
+Against http://127.0.0.1:8787 (npm start) by default; --remote or DELTAGATE_ADMIN_URL targets a
+deployment, with its admin key from DELTAGATE_ADMIN_KEY. A new key is printed once.`;
+
+function parseCommandLine() {
+  try {
+    return parseArgs({ allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    // An unknown flag: say which, then how to use the CLI (no stack trace).
+    console.error(`${(error as Error).message.split(". ")[0]}.\n\n${USAGE}`);
+    process.exit(2);
+  }
+}
+
+const OPTIONS = {
+  help: { type: "boolean", short: "h", default: false },
+  remote: { type: "string" },
+  name: { type: "string" },
+  tenant: { type: "string" },
+  since: { type: "string" },
+  json: { type: "boolean", default: false },
+  "from-env": { type: "string" },
+  ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
+} as const;
+
+const { values, positionals } = parseCommandLine();
+if (values.help || positionals[0] === "help") {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const remote = values.remote || process.env.DELTAGATE_ADMIN_URL || undefined;
 const base = (remote ?? `http://127.0.0.1:${process.env.PORT ?? 8787}`).replace(/\/+$/, "");
@@ -177,7 +203,5 @@ switch (`${group} ${action ?? ""}`.trim()) {
     show(await call("PATCH", `/tenants/${need(rest[0], "tenant id")}`, { upstream_api_key: null }));
     break;
   default:
-    fail(
-      "Usage: npm run admin -- tenants create|list, keys create|list|revoke, usage [--tenant] [--since], limits set, settings set, upstream-key set|remove [--remote URL] [--json]",
-    );
+    fail(USAGE);
 }

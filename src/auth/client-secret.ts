@@ -5,14 +5,17 @@
  * Owns the secret's format, its signature and its claims (`ClientSecretClaims`).
  * Format: `ek_<payload>.<signature>`, both base64url without padding (token characters only, so the
  * secret fits a `Sec-WebSocket-Protocol` entry and a query parameter unescaped); `<payload>` is
- * compact JSON of the claims, `<signature>` HMAC-SHA256 (WebCrypto) of `ek_<payload>` under the
- * `CLIENT_SECRET_SIGNING_KEY` binding.
+ * compact JSON of the claims, `<signature>` HMAC-SHA256 (src/crypto/signing.ts) of `ek_<payload>`
+ * under the `CLIENT_SECRET_SIGNING_KEY` binding's UTF-8 bytes as the key.
  * Invariants: verifying a secret needs no storage and no network (one HMAC in the isolate); a
  * secret whose signature does not check is never read further; the claims are readable by whoever
  * holds the secret (like a JWT) but cannot be changed without the key; rotating the key revokes
  * every secret; the secret itself is never stored, logged or echoed (the redactor knows its
  * shape, src/secrets/redactor.ts).
  */
+import { fromBase64Url, fromUtf8, toBase64Url, utf8 } from "../crypto/encoding.ts";
+import { importKey, perSecret } from "../crypto/keys.ts";
+import { sign, verify } from "../crypto/signing.ts";
 
 /** What every client secret starts with (OpenAI's prefix for ephemeral keys; its SDKs treat `ek_` keys as browser-safe). */
 export const CLIENT_SECRET_PREFIX = "ek_";
@@ -66,39 +69,8 @@ interface Payload {
   b?: number;
 }
 
-const encoder = new TextEncoder();
-
-function toBase64Url(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array | null {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) return null;
-  try {
-    const bin = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-    return Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
-}
-
 /** The HMAC key of a signing key, imported once per isolate (rotation changes the string). */
-let cachedKey: { raw: string; key: Promise<CryptoKey> } | null = null;
-function hmacKey(raw: string): Promise<CryptoKey> {
-  if (cachedKey?.raw !== raw) {
-    const key = crypto.subtle.importKey(
-      "raw",
-      encoder.encode(raw),
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign", "verify"],
-    );
-    cachedKey = { raw, key };
-  }
-  return cachedKey.key;
-}
+const hmacKey = perSecret((raw) => importKey(raw, "hmac"), 2);
 
 /** True when `value` has the shape of a client secret (it may still be forged or expired). */
 export function isClientSecret(value: string): boolean {
@@ -117,9 +89,8 @@ export async function mintClientSecret(signingKey: string, claims: ClientSecretC
   if (claims.models) payload.m = [...claims.models];
   if (claims.maxTurns !== null) payload.n = claims.maxTurns;
   if (claims.maxRequestBytes !== null) payload.b = claims.maxRequestBytes;
-  const signed = `${CLIENT_SECRET_PREFIX}${toBase64Url(encoder.encode(JSON.stringify(payload)))}`;
-  const signature = await crypto.subtle.sign("HMAC", await hmacKey(signingKey), encoder.encode(signed));
-  return `${signed}.${toBase64Url(new Uint8Array(signature))}`;
+  const signed = `${CLIENT_SECRET_PREFIX}${toBase64Url(utf8(JSON.stringify(payload)))}`;
+  return `${signed}.${toBase64Url(await sign(await hmacKey(signingKey), signed))}`;
 }
 
 /** The claims of a payload whose signature checked, or null when its fields are not as minted. */
@@ -157,13 +128,12 @@ export async function verifyClientSecret(
   const signature = dot > 0 ? fromBase64Url(value.slice(dot + 1)) : null;
   const payloadBytes = dot > 0 ? fromBase64Url(value.slice(CLIENT_SECRET_PREFIX.length, dot)) : null;
   if (signature?.length !== 32 || !payloadBytes) return { ok: false, failure: "malformed" };
-  const signed = encoder.encode(value.slice(0, dot));
-  if (!(await crypto.subtle.verify("HMAC", await hmacKey(signingKey), signature, signed))) {
+  if (!(await verify(await hmacKey(signingKey), signature, value.slice(0, dot)))) {
     return { ok: false, failure: "invalid" };
   }
   let claims: ClientSecretClaims | null;
   try {
-    claims = claimsOf(JSON.parse(new TextDecoder().decode(payloadBytes)));
+    claims = claimsOf(JSON.parse(fromUtf8(payloadBytes)));
   } catch {
     claims = null;
   }

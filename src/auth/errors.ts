@@ -72,6 +72,18 @@ export function clientSecretCannotMint(): ApiError {
 }
 
 /**
+ * 403 `client_secret_not_allowed`: a client secret reaches only its session, never a tenant-wide
+ * route (`GET /v1/usage`: the tenant's whole ledger).
+ */
+export function clientSecretNotTenantWide(): ApiError {
+  return refused(
+    403,
+    "client_secret_not_allowed",
+    "A client secret reaches only its own session: this route is tenant-wide and needs a tenant API key, from your backend.",
+  );
+}
+
+/**
  * 401 `api_key_not_allowed_here`: a tenant's long-lived key in the `Sec-WebSocket-Protocol` offer or
  * the URL, where proxies and servers log it.
  */

@@ -1,7 +1,7 @@
 /**
  * The `encrypted_content` of a compaction item Deltagate issued itself: the summary it asked the
- * route's model for, sealed with AES-GCM (WebCrypto) so a client can carry it but neither read nor
- * change it. Owns the token format, the key handling and the check of a token.
+ * route's model for, sealed with AES-GCM (src/crypto/sealing.ts) so a client can carry it but
+ * neither read nor change it. Owns the token format, the key handling and the check of a token.
  * Format: `dgc1.<kid>.<base64url(iv ‖ ciphertext ‖ tag)>`: `kid` is the first 8 hex digits of
  * SHA-256 of the key (which key sealed it, so a rotated key still opens old items), `iv` 12
  * random bytes, the AES-256 key is SHA-256 of the configured secret (`COMPACTION_KEY`), and the
@@ -10,10 +10,12 @@
  * Plaintext: JSON `CompactionPayload` (the summary text, the model that wrote it, when, and
  * whether it starts the context window). Tokens are opaque to clients by design, as OpenAI's are.
  * Invariant: `openToken` either returns the payload this Deltagate sealed for this tenant or throws
- * `CompactionTokenError`; it never returns partial or unauthenticated data.
- * Source: https://developer.mozilla.org/en-US/docs/Web/API/SubtleCrypto/encrypt#aes-gcm,
- *   https://developers.cloudflare.com/workers/runtime-apis/web-crypto/
+ * `CompactionTokenError` — a malformed token included — it never returns partial or
+ * unauthenticated data.
  */
+import { fromBase64Url, fromUtf8, toBase64Url, toHex } from "../crypto/encoding.ts";
+import { importKey, perSecret, sha256 } from "../crypto/keys.ts";
+import { open, seal } from "../crypto/sealing.ts";
 
 /** Prefix of every token Deltagate issues (version 1). */
 export const TOKEN_PREFIX = "dgc1.";
@@ -50,50 +52,20 @@ export interface CompactionKeys {
   readonly secrets: readonly string[];
 }
 
-const encoder = new TextEncoder();
-
 interface DerivedKey {
   kid: string;
   key: CryptoKey;
 }
 
-/** Derived keys per secret text, per isolate (importing a key costs a digest and an import). */
-const derived = new Map<string, Promise<DerivedKey>>();
+/** A secret's key and kid, derived once per isolate (a digest, a second digest and an import). */
+const keyOf = perSecret(async (secret): Promise<DerivedKey> => {
+  const digest = await sha256(secret);
+  const kid = toHex((await sha256(digest)).subarray(0, 4));
+  return { kid, key: await importKey(digest, "aes-gcm") };
+});
 
-async function derive(secret: string): Promise<DerivedKey> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(secret)));
-  const kidDigest = new Uint8Array(await crypto.subtle.digest("SHA-256", digest));
-  const kid = [...kidDigest.slice(0, 4)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  const key = await crypto.subtle.importKey("raw", digest, "AES-GCM", false, ["encrypt", "decrypt"]);
-  return { kid, key };
-}
-
-function keyOf(secret: string): Promise<DerivedKey> {
-  let key = derived.get(secret);
-  if (!key) {
-    key = derive(secret);
-    derived.set(secret, key);
-    if (derived.size > 16) derived.delete(derived.keys().next().value ?? "");
-  }
-  return key;
-}
-
-function additionalData(tenant: string): Uint8Array {
-  return encoder.encode(`deltagate-compaction-v1|${tenant}`);
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new CompactionTokenError("not base64url");
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
+function additionalData(tenant: string): string {
+  return `deltagate-compaction-v1|${tenant}`;
 }
 
 /** True when `content` has the shape of a token Deltagate issues (not that it opens). */
@@ -113,17 +85,7 @@ export async function sealToken(
   const [secret] = keys.secrets;
   if (!secret) throw new CompactionTokenError("no compaction key is configured");
   const { kid, key } = await keyOf(secret);
-  const iv = crypto.getRandomValues(new Uint8Array(12));
-  const sealed = new Uint8Array(
-    await crypto.subtle.encrypt(
-      { name: "AES-GCM", iv, additionalData: additionalData(tenant) },
-      key,
-      encoder.encode(JSON.stringify(payload)),
-    ),
-  );
-  const body = new Uint8Array(iv.length + sealed.length);
-  body.set(iv);
-  body.set(sealed, iv.length);
+  const body = await seal(key, JSON.stringify(payload), additionalData(tenant));
   return `${TOKEN_PREFIX}${kid}.${toBase64Url(body)}`;
 }
 
@@ -150,18 +112,10 @@ export async function openToken(
   }
   if (!match) throw new CompactionTokenError("sealed with an unknown key");
   const bytes = fromBase64Url(body);
-  if (bytes.length < 12 + 16) throw new CompactionTokenError("malformed");
-  let plain: ArrayBuffer;
-  try {
-    plain = await crypto.subtle.decrypt(
-      { name: "AES-GCM", iv: bytes.slice(0, 12), additionalData: additionalData(tenant) },
-      match.key,
-      bytes.slice(12),
-    );
-  } catch {
-    throw new CompactionTokenError("does not authenticate");
-  }
-  const payload = JSON.parse(new TextDecoder().decode(plain)) as CompactionPayload;
+  if (!bytes) throw new CompactionTokenError("malformed");
+  const plain = await open(match.key, bytes, additionalData(tenant));
+  if (!plain) throw new CompactionTokenError("does not authenticate");
+  const payload = JSON.parse(fromUtf8(plain)) as CompactionPayload;
   if (payload.v !== 1 || typeof payload.summary !== "string") throw new CompactionTokenError("malformed");
   return payload;
 }

@@ -58,7 +58,7 @@ export interface Config {
   storeFalseGraceMs: number;
   /**
    * The longest window a client may ask for on its upgrade (`x-deltagate-store-false-grace`,
-   * src/session/client-options.ts), in ms (default 5 minutes; 0 = clients cannot ask).
+   * src/http/client-options.ts), in ms (default 5 minutes; 0 = clients cannot ask).
    */
   storeFalseGraceMaxMs: number;
   /**

@@ -146,8 +146,9 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     parallel_tool_calls: s.parallel_tool_calls ?? true,
     presence_penalty: s.presence_penalty ?? 0,
     frequency_penalty: s.frequency_penalty ?? 0,
-    // A matched resend continues its chain without naming it (src/resend/): as the client sent.
-    previous_response_id: record.implicitParent ? null : record.parentId,
+    // A matched resend continues its chain without naming it (src/resend/): as the client sent
+    // (null, or the warm-up its resend was chained on).
+    previous_response_id: record.implicitParent ? (record.namedParentId ?? null) : record.parentId,
     // The template the request named (OpenAI echoes it); absent when none was.
     ...(s.prompt ? { prompt: s.prompt } : {}),
     prompt_cache_key: s.prompt_cache_key ?? null,

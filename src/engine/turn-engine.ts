@@ -8,16 +8,18 @@
  *   1b. `planChain` (transparent deltas, src/resend/): item references become the items they
  *      name (item-references.ts); a request without `previous_response_id`
  *      whose input begins with exactly a chain the session holds (same settings, visible to the
- *      caller by the same rule) continues that chain with the rest of its input as its own; every
- *      turn's chain hash is computed here (one pass over its own input), and reasoning items
- *      resent without their encrypted content get it back;
+ *      caller by the same rule) continues that chain with the rest of its input as its own — as
+ *      does one chained on an empty warm-up whose input, with the request's, begins so
+ *      (warm-up.ts); every turn's chain hash is computed here (one pass over its own input), and
+ *      reasoning items resent without their encrypted content get it back;
  *   2. `prepareContext`: the input items (a trailing `compaction_trigger` taken off: never stored),
  *      history(parent) from the render cache or SQLite (minus outputs whose call was deleted and
  *      items that never finished, history-repair.ts; from the chain's latest compaction output
  *      on, src/compaction/compaction-items.ts), tool pairing over both, the record;
  *   3. the turn's upstream from the stage pipeline (src/pipeline/pipeline.ts: route chain, usage,
  *      context window) — a stage may still reject the turn;
- *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference;
+ *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference
+ *      (pre-warmed upstream unless it repeats a chain the session holds);
  *   5. `stream`: the turn is accepted — store the response (in progress, with its input), emit
  *      `response.created` / `response.in_progress` at once, then open the upstream (retries and
  *      fallback stay invisible) and emit its re-keyed events (turn-stream.ts); a failure of the
@@ -48,6 +50,7 @@ import { itemFingerprint, settingsKey } from "../resend/fingerprint.ts";
 import { resolveReferences } from "../resend/item-references.ts";
 import { findResend, prefixChains } from "../resend/match.ts";
 import { restoreReasoning } from "../resend/reasoning-restore.ts";
+import { givenItems, warmUpInput } from "../resend/warm-up.ts";
 import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
@@ -69,7 +72,7 @@ import { streamTurn } from "./turn-stream.ts";
 export interface TurnScope {
   connId: string;
   tenant: string;
-  /** False when the client turned `keepalive` events off (src/session/client-options.ts). */
+  /** False when the client turned `keepalive` events off (src/http/client-options.ts). */
   keepalive?: boolean;
   /** The API key the turn came with (src/tenancy/; `env` for a `DELTAGATE_API_KEYS` key), for the usage ledger. */
   keyId?: string;
@@ -107,6 +110,13 @@ export interface TurnEngineDeps {
    */
   logFailure(where: string, responseId: string, cause: unknown): void;
   /**
+   * Called once per accepted turn that will reach its upstream, in the same synchronous step that
+   * stores it (its first commit, before the upstream is opened): what it records (the usage ledger's
+   * open row, src/tenancy/usage-outbox.ts) is durable before the upstream is called, so a turn a
+   * restart ends is still booked.
+   */
+  started?(scope: TurnScope, record: ResponseRecord): void;
+  /**
    * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
    * when its store:false owner went away), synchronously after its terminal state was written, so
    * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
@@ -143,8 +153,18 @@ interface ChainPlan {
   parent: ResponseRecord | null;
   /** The turn's own input items (a matched resend: its tail), ids assigned. */
   input: StoredItem[];
-  /** Leading items of a resend that matched the parent's chain (0: none). */
+  /** The parent the client named, or null. */
+  named: ResponseRecord | null;
+  /**
+   * Leading items of the request's input that matched the parent's chain (0: none; a resend
+   * chained on an empty warm-up: those after the warm-up's own).
+   */
   matched: number;
+  /**
+   * A warm-up (`generate: false`) without a parent whose whole input is a chain the session holds
+   * (with its settings): its upstream pre-warm would only displace that chain upstream.
+   */
+  repeats: boolean;
   chain: ChainState | null;
   settingsKey: string;
   /** The input ended with a `compaction_trigger` (taken off, src/compaction/). */
@@ -191,7 +211,7 @@ export class TurnEngine {
       timer.lap("render");
       const upstream = await this.deps.upstreamFor(turn.prepared);
       timer.lap("stages");
-      if (request.generate === false) return this.warmUp(turn, upstream, sink, scope);
+      if (request.generate === false) return this.warmUp(turn, upstream, sink, scope, !plan.repeats);
       const result = await this.stream(turn, upstream, sink, signal, timer, scope);
       // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
       const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";
@@ -244,11 +264,15 @@ export class TurnEngine {
 
   /**
    * Step 1b (src/resend/): the turn's parent and own input. A request that names its parent keeps
-   * it; one that names none continues the chain its input begins with, if the session holds one
-   * the caller may continue with the same settings (its own input is then the rest). Computes the
-   * turn's chain hash through its input (a fingerprint per own input item; for a request without
-   * a parent, the rolling hash of every prefix, which the match needs anyway), and restores
-   * reasoning items resent without their encrypted content. Item references are resolved first.
+   * it — unless that parent is an empty warm-up (no parent, no output, the same settings:
+   * src/resend/warm-up.ts, Codex on every new socket), whose input followed by the request's is
+   * then matched like an unchained resend; one that names none continues the chain its input
+   * begins with, if the session holds one the caller may continue with the same settings (its
+   * own input is then the rest). A warm-up (`generate: false`) without a parent whose whole input
+   * is such a chain is noted as a repeat: its upstream pre-warm is left out. Computes the turn's
+   * chain hash through its input (a fingerprint per own input item; where a match is tried, the
+   * rolling hash of every prefix, which the match needs anyway), and restores reasoning items
+   * resent without their encrypted content. Item references are resolved first.
    * @throws {ApiError} 400 `item_too_large` for an oversized item; 404 for an item reference
    *   that names no item the caller may see.
    */
@@ -261,36 +285,52 @@ export class TurnEngine {
     const { items: own, trigger } = splitTrigger(inputItems(request));
     const all = this.resolveReferences(own, scope);
     const key = settingsKey(request, storedSettings(request));
+    const resends = this.deps.resends !== false;
+    const lookup = { store: this.deps.store, history: (id: string) => this.deps.history(id), visible };
+    // The items as the client sent them (ids only where it gave one; a reference, resolved).
+    const given = () =>
+      normalizeInput(request.input)
+        .slice(0, all.length)
+        .map((item, index) => (all[index] !== own[index] ? all[index]! : item));
+    const fingerprints = all.map(itemFingerprint);
     let parent = named;
     let matched = 0;
+    let repeats = false;
     let chain: ChainState | null = null;
     if (named) {
-      if (named.chain)
-        chain = { hash: extendChain(named.chain.hash, all), items: named.chain.items + all.length };
-    } else {
-      const chains = prefixChains(all.map(itemFingerprint));
-      chain = { hash: chains[all.length]!, items: all.length };
-      if (this.deps.resends !== false && all.length > 1) {
-        const lookup = {
-          store: this.deps.store,
-          history: (id: string) => this.deps.history(id),
-          visible,
-        };
-        // The items as the client sent them (ids only where it gave one; a reference, resolved).
-        const given = normalizeInput(request.input)
-          .slice(0, all.length)
-          .map((item, index) => (all[index] !== own[index] ? all[index]! : item));
-        const match = findResend(lookup, key, given, chains);
+      if (named.chain) {
+        const chains = prefixChains(fingerprints, named.chain.hash);
+        chain = { hash: chains[all.length]!, items: named.chain.items + all.length };
+      }
+      const warmUp = resends && all.length > 0 ? warmUpInput(lookup, named, key) : null;
+      if (warmUp) {
+        // history(warm-up) is its input: with the request's, the whole context, matched as a
+        // resend that covers more than the warm-up and leaves at least one new item.
+        const items = warmUp.length + all.length;
+        const chains = prefixChains([...warmUp.map(itemFingerprint), ...fingerprints]);
+        const sent = [...givenItems(warmUp), ...given()];
+        const match = findResend(lookup, key, sent, chains, warmUp.length + 1, items - 1);
         if (match) {
           parent = match.parent;
-          matched = match.matched;
+          matched = match.matched - warmUp.length;
         }
+      }
+    } else {
+      const chains = prefixChains(fingerprints);
+      chain = { hash: chains[all.length]!, items: all.length };
+      // A warm-up may match its whole input (a repeat); a turn must leave at least one new item.
+      const longest = request.generate === false ? all.length : all.length - 1;
+      const match = resends && longest > 0 ? findResend(lookup, key, given(), chains, 1, longest) : null;
+      if (match?.matched === all.length) repeats = true;
+      else if (match) {
+        parent = match.parent;
+        matched = match.matched;
       }
     }
     const input = restoreReasoning(matched > 0 ? all.slice(matched) : all, this.deps.store, (id) =>
       visible(this.deps.store.get(id)),
     );
-    return { parent, input, matched, chain, settingsKey: key, trigger };
+    return { parent, named, input, matched, repeats, chain, settingsKey: key, trigger };
   }
 
   /**
@@ -330,6 +370,8 @@ export class TurnEngine {
       createdAt: this.deps.now(),
       completedAt: null,
       implicitParent: plan.matched > 0,
+      // A resend chained on a warm-up continues the matched chain; it shows the warm-up's id.
+      ...(plan.matched > 0 && plan.named ? { namedParentId: plan.named.id } : {}),
       chain: plan.chain,
     };
     const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
@@ -364,11 +406,23 @@ export class TurnEngine {
     };
   }
 
-  /** Step 4 (`generate: false`): a chainable node with the request's input and no model output. */
-  private warmUp(turn: Turn, upstream: Upstream, sink: EventSink, scope: TurnScope): TurnResult {
+  /**
+   * Step 4 (`generate: false`): a chainable node with the request's input and no model output.
+   * @param prewarm whether the upstream pre-warms it: not for a repeat of a chain the session
+   *   holds (`ChainPlan.repeats`), whose pre-warm would take the place of the response an
+   *   upstream WebSocket holds (OpenAI keeps one per connection) while adding nothing the
+   *   upstream has not seen: the next turn, a resend chained on it, continues that chain.
+   */
+  private warmUp(
+    turn: Turn,
+    upstream: Upstream,
+    sink: EventSink,
+    scope: TurnScope,
+    prewarm: boolean,
+  ): TurnResult {
     const { record } = turn;
     if (record.store) this.createRecord(turn);
-    upstream.prewarm?.(turn.upstreamRequest);
+    if (prewarm) upstream.prewarm?.(turn.upstreamRequest);
     const live = this.deps.live.begin(record.id, sink, false);
     const emitter = new TurnEmitter(live, this.deps.store, record);
     emitter.emit("response.created", { response: responseObject(record, []) });
@@ -406,7 +460,7 @@ export class TurnEngine {
     // first, stored right after (same synchronous step, so no other event sees it missing):
     // a Durable Object's output gate holds every message sent after a write until the write is
     // durable, and connection-scoped state need not be (turn-emitter.ts).
-    if (record.store) this.createRecord(turn);
+    if (record.store) this.createRecord(turn, scope);
     const live = this.deps.live.begin(record.id, sink, record.store);
     const keepaliveMs = scope.keepalive !== false ? this.deps.keepaliveMs : 0;
     const emitter = new TurnEmitter(live, this.deps.store, record, keepaliveMs);
@@ -414,7 +468,7 @@ export class TurnEngine {
       emitter.emit("response.created", { response: responseObject(record, []) });
       emitter.emit("response.in_progress", { response: responseObject(record, []) });
       if (record.store) emitter.flush();
-      else this.createRecord(turn);
+      else this.createRecord(turn, scope);
       const result = await streamTurn(
         upstream,
         turn.upstreamRequest,
@@ -434,13 +488,17 @@ export class TurnEngine {
     }
   }
 
-  /** Inserts the in-progress response with its input rows (and the token counts made so far). */
-  private createRecord(turn: Turn): void {
+  /**
+   * Inserts the in-progress response with its input rows (and the token counts made so far); with
+   * `scope`, a turn that will reach its upstream, whose start `started` records in the same step.
+   */
+  private createRecord(turn: Turn, scope?: TurnScope): void {
     this.deps.store.create(
       turn.record,
       turn.input,
       turn.prepared.context.input.map((c) => c.tokens),
     );
+    if (scope) this.deps.started?.(scope, turn.record);
   }
 }
 

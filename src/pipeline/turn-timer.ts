@@ -37,7 +37,7 @@ const EDGE: readonly TimingStage[] = ["parse", "queue", "state", "render", "stag
 /** A turn's report: each measured stage, `edge` and `total`, in ms (0.01 ms resolution). */
 export type TimingReport = Partial<Record<TimingStage | "edge" | "total", number>>;
 
-/** What a turn was, besides its times (reported with them, src/session/turn-timing.ts). */
+/** What a turn was, besides its times (reported with them, src/pipeline/turn-timing.ts). */
 export interface TurnFacts {
   /** The client named a `previous_response_id`. */
   chained?: boolean;

@@ -11,10 +11,14 @@
  * Cost: one pass over the input (a fingerprint per item, a hash step per item: the rolling prefix
  * hash, chain-hash.ts), one indexed query for every prefix's key at once, and for a hit the
  * candidate's history from the render cache. No second parse.
+ * The same match serves a full resend chained on an empty warm-up (warm-up.ts: the items are the
+ * warm-up's input, then the request's) and tells whether a warm-up repeats a chain the session
+ * holds (a match of every item): the caller gives the range of prefix lengths it accepts.
  * Invariants: a match is never across tenants (a session belongs to one tenant), never to a
  * response the caller's scope may not continue (`visible`: the store:false scope rule of
  * src/session/scope.ts, through the engine's one call), never to a history changed since it was
- * hashed (an ancestor deleted: the item count differs), and always leaves at least one new item.
+ * hashed (an ancestor deleted: the item count differs), and never outside the caller's range (by
+ * default at least one item and at least one new item left).
  */
 import type { CountedContext } from "../context/counted-context.ts";
 import type { Item, StoredItem } from "../protocol/items.ts";
@@ -52,23 +56,30 @@ export function prefixChains(fingerprints: readonly string[], start = EMPTY_CHAI
 }
 
 /**
- * The response whose chain the request's input continues, or null.
+ * The response whose chain the request's input continues, or null: the longest match first.
  * @param settings the request's settings key (fingerprint.ts `settingsKey`).
  * @param given the request's items as the client sent them (ids only where it gave one).
  * @param chains `prefixChains` of their fingerprints.
+ * @param shortest the fewest items a match may cover (at least 1).
+ * @param longest the most items a match may cover (default: all but one, so a match leaves at
+ *   least one new item).
  */
 export function findResend(
   lookup: ResendLookup,
   settings: string,
   given: readonly Item[],
   chains: readonly string[],
+  shortest = 1,
+  longest = given.length - 1,
 ): ResendMatch | null {
-  // Prefixes of 1 … n-1 items: a match leaves at least one new item.
+  const first = Math.max(1, shortest);
+  const last = Math.min(longest, given.length);
+  // keys[k - first]: the resend key of the prefix of k items.
   const keys: string[] = [];
-  for (let k = 1; k < given.length; k++) keys.push(resendKey(settings, chains[k]!));
+  for (let k = first; k <= last; k++) keys.push(resendKey(settings, chains[k]!));
   for (const candidate of lookup.store.resendCandidates(keys)) {
     const k = candidate.chainItems;
-    if (k < 1 || k >= given.length || keys[k - 1] !== candidate.resendKey) continue;
+    if (k < first || k > last || keys[k - first] !== candidate.resendKey) continue;
     const parent = lookup.store.get(candidate.id);
     if (parent?.status !== "completed" || !lookup.visible(parent)) continue;
     const history = lookup.history(parent.id).items;

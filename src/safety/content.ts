@@ -8,6 +8,8 @@
  * Invariant: the same item always yields the same texts (a stable order), so its hashes are
  * stable across turns, sessions and restarts.
  */
+import { toHex } from "../crypto/encoding.ts";
+import { sha256 } from "../crypto/keys.ts";
 import { isRecord } from "../protocol/json.ts";
 
 /** Largest piece of text sent to a classifier, in UTF-16 code units (longer texts are split). */
@@ -85,14 +87,9 @@ export function toolText(tool: unknown): string {
   return strings.join("\n");
 }
 
-const encoder = new TextEncoder();
-
-/** Hex SHA-256 of `text` (UTF-8), via Web Crypto. */
+/** Hex SHA-256 of `text` (UTF-8). */
 export async function sha256Hex(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
-  let hex = "";
-  for (const byte of digest) hex += byte.toString(16).padStart(2, "0");
-  return hex;
+  return toHex(await sha256(text));
 }
 
 /**

@@ -1,37 +1,13 @@
 /**
- * When a session Durable Object's alarm must fire next, and keeping it armed for that time. The
- * alarm has three kinds of deadline: a socket reaching the connection lifetime
- * (`MAX_CONNECTION_MINUTES`), a store:false grace window ending (each released socket's own
- * window, scope-lifecycle.ts), and the oldest store:true response expiring (`RESPONSE_RETENTION_DAYS`).
- * Owns the arithmetic (`nextDeadline`, pure) and the arming (`AlarmClock`).
+ * Keeping a session Durable Object's one alarm armed for the earliest deadline of its parts (each
+ * part says when it next needs the alarm: lifecycle.ts `SessionPart.nextDeadline`; the parts and
+ * their deadlines are listed in session-parts.ts). Owns the arming rule (`mustArm`, pure) and the
+ * arming (`AlarmClock`).
  * Invariants: the alarm is never set later than the earliest deadline (a late alarm would stretch
  * a lifetime, a window or a retention); it is only moved earlier, never re-set to a later time by
  * a request (the alarm handler re-arms after it ran); storage is read at most once per instance.
  * Source: https://developers.cloudflare.com/durable-objects/api/alarms/
  */
-
-/** What the next deadline depends on. Times in ms since the epoch, durations in ms. */
-export interface DeadlineInputs {
-  /** Accept times of the open sockets. */
-  socketsOpenedAt: Iterable<number>;
-  maxConnectionMs: number;
-  /** Creation time of the oldest store:true response, null when there is none. */
-  oldestStored: number | null;
-  retentionMs: number;
-  /** When the first grace window of a released store:false scope ends, null when there is none. */
-  earliestWindowEnd: number | null;
-}
-
-/** The earliest deadline, or null when nothing is due ever (no socket, nothing stored or released). */
-export function nextDeadline(inputs: DeadlineInputs): number | null {
-  let earliest = Number.POSITIVE_INFINITY;
-  for (const openedAt of inputs.socketsOpenedAt) {
-    earliest = Math.min(earliest, openedAt + inputs.maxConnectionMs);
-  }
-  if (inputs.oldestStored !== null) earliest = Math.min(earliest, inputs.oldestStored + inputs.retentionMs);
-  if (inputs.earliestWindowEnd !== null) earliest = Math.min(earliest, inputs.earliestWindowEnd);
-  return earliest === Number.POSITIVE_INFINITY ? null : earliest;
-}
 
 /** Whether an alarm armed for `armed` (null: none) must be moved to `deadline`. */
 export function mustArm(armed: number | null, deadline: number): boolean {

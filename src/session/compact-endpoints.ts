@@ -14,7 +14,12 @@
  *   byte: src/context/bounded-count.ts) of what a turn would send: instructions, tools and the
  *   context's items — the same count a turn's usage falls back to (src/context/usage.ts).
  * Nothing is stored by either. The context is resolved exactly as a turn's (`previous_response_id`
- * visible over HTTP: store:true only).
+ * visible over HTTP: store:true only). Both are admitted first by the session's one admission
+ * (admission.ts: compact as a turn, input_tokens as a count); every call either makes to an
+ * upstream leaves through the session's router (src/upstream/router.ts: the tenant's own key, the
+ * route's model rewrite) and is metered to the key that made it (`UsageMeter`: opened before the
+ * first upstream call, booked once with how it ended — a restart's included); one that reaches no
+ * upstream (Deltagate's own token count) is not metered.
  * Source: https://platform.openai.com/docs/api-reference/responses/compact,
  *   https://platform.openai.com/docs/api-reference/responses/input-tokens
  */
@@ -35,23 +40,34 @@ import { TurnTimer } from "../pipeline/turn-timer.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import { ApiError, invalidRequest } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
-import { isRecord, type Json } from "../protocol/json.ts";
+import { isRecord, type Json, type JsonObject } from "../protocol/json.ts";
 import { adjacentToolOutputs } from "../protocol/tool-calls.ts";
-import { postJson } from "../upstream/http-client.ts";
 import { toUpstreamItems } from "../upstream/item-conversion.ts";
 import type { UpstreamRoute } from "../upstream/routes.ts";
 import { type Upstream, UpstreamError } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
 import { newScopeId } from "./scope.ts";
 
+/** The usage ledger's side of a metered call (src/tenancy/session-tenancy.ts). */
+export interface UsageMeter {
+  /** The call is about to reach an upstream (a restart from here on still books it). */
+  started(id: string, model: string, keyId: string): void;
+  /** The call ended: booked once, with its usage (a Responses `usage` object) when it has one. */
+  ended(id: string, keyId: string, model: string, status: string, usage: unknown): void;
+}
+
 /** Collaborators of the endpoints. */
 export interface CompactEndpointsDeps {
   engine: TurnEngine;
   keys: CompactionKeys;
-  /** The first route serving `model`, or null. */
+  /** The first route serving `model`, or null (src/upstream/router.ts `routeFor`). */
   routeFor(model: string): UpstreamRoute | null;
-  /** The model's route chain (retries, fallback). @throws {ApiError} 400 `model_not_found`. */
-  routeChain(model: string): Upstream;
+  /**
+   * A unary call to `model`'s first route through the session's router (router.ts `unary`: the
+   * tenant's own key, the route's model rewrite). @throws {ApiError} 400 `model_not_found`.
+   */
+  unary(model: string, path: string, build: (route: UpstreamRoute) => JsonObject): Promise<unknown>;
+  meter: UsageMeter;
   /** A turn's upstream wrapped by every stage (src/pipeline/pipeline.ts). @throws {ApiError} a stage's refusal. */
   turnUpstream(turn: PreparedTurn): Promise<Upstream>;
   /** Hex id of the Durable Object (response ids, the default `prompt_cache_key`). */
@@ -104,12 +120,45 @@ export class CompactEndpoints {
 
   private route(model: string): UpstreamRoute {
     const route = this.deps.routeFor(model);
-    if (!route) this.deps.routeChain(model); // throws OpenAI's `model_not_found`
-    return route as UpstreamRoute;
+    if (!route) {
+      throw new ApiError(400, {
+        type: "invalid_request_error",
+        code: "model_not_found",
+        message: `The model '${model}' does not exist or is not routed by this Deltagate.`,
+        param: "model",
+      });
+    }
+    return route;
   }
 
-  /** `POST /v1/responses/compact`. */
-  async compact(request: CompactRequest, tenant: string): Promise<Response> {
+  /**
+   * Runs `call` metered as `id` to `keyId`: opened before, booked once after with its status and
+   * the usage `usageOf` reads from its answer.
+   */
+  private async metered<T>(
+    id: string,
+    model: string,
+    keyId: string,
+    call: () => Promise<T>,
+    usageOf: (answer: T) => unknown,
+  ): Promise<T> {
+    this.deps.meter.started(id, model, keyId);
+    let answer: T;
+    try {
+      answer = await call();
+    } catch (cause) {
+      this.deps.meter.ended(id, keyId, model, "failed", null);
+      throw cause;
+    }
+    this.deps.meter.ended(id, keyId, model, "completed", usageOf(answer));
+    return answer;
+  }
+
+  /**
+   * `POST /v1/responses/compact` (admitted: `request.model` is the admitted model).
+   * @param keyId the key that made it (the usage ledger's key).
+   */
+  async compact(request: CompactRequest, tenant: string, keyId: string): Promise<Response> {
     const route = this.route(request.model);
     const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
     if (items.length === 0) {
@@ -121,41 +170,49 @@ export class CompactEndpoints {
     }
     const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, route.compaction);
     const sent = expandCompactions(items, opened);
+    if (route.compaction !== "upstream" && this.deps.keys.secrets.length === 0) throw compactionUnavailable();
+    const id = newResponseId(this.deps.ownerId);
     try {
-      if (route.compaction === "upstream") {
-        try {
-          return Response.json(await this.compactUpstream(route, request, sent));
-        } catch (cause) {
-          if (!lacksEndpoint(cause)) throw cause;
-        }
-      }
-      return Response.json(await this.compactOwn(request, items, tenant));
+      const answer = await this.metered(
+        id,
+        request.model,
+        keyId,
+        async () => {
+          if (route.compaction === "upstream") {
+            try {
+              return await this.compactUpstream(request, sent);
+            } catch (cause) {
+              if (!lacksEndpoint(cause)) throw cause;
+            }
+          }
+          return this.compactOwn(id, request, items, tenant);
+        },
+        (answer) => (isRecord(answer) ? answer.usage : null),
+      );
+      return Response.json(answer);
     } catch (cause) {
       throw asApi(cause);
     }
   }
 
-  private compactUpstream(
-    route: UpstreamRoute,
-    request: CompactRequest,
-    items: readonly StoredItem[],
-  ): Promise<unknown> {
-    const body = {
-      model: route.upstreamModel ?? request.model,
-      input: toUpstreamItems(adjacentToolOutputs(items), { origin: route.baseUrl, resolvesIds: false }),
+  private compactUpstream(request: CompactRequest, items: readonly StoredItem[]): Promise<unknown> {
+    return this.deps.unary(request.model, "/responses/compact", (route) => ({
+      input: toUpstreamItems(adjacentToolOutputs(items), {
+        origin: route.baseUrl,
+        resolvesIds: false,
+      }) as unknown as Json[],
       ...(request.instructions ? { instructions: request.instructions } : {}),
       prompt_cache_key: request.prompt_cache_key ?? this.deps.ownerId,
-    };
-    return postJson(route, "/responses/compact", JSON.stringify(body), NEVER_ABORTED);
+    }));
   }
 
   private async compactOwn(
+    id: string,
     request: CompactRequest,
     items: readonly StoredItem[],
     tenant: string,
   ): Promise<Record<string, Json>> {
     if (this.deps.keys.secrets.length === 0) throw compactionUnavailable();
-    const id = newResponseId(this.deps.ownerId);
     // The summarization runs as a turn through the stages (src/pipeline/): the context window,
     // safety checks of its input and of the summary, the compaction stage (which expands the
     // context's own compaction items), retries and fallback. Nothing of it is stored.
@@ -198,8 +255,11 @@ export class CompactEndpoints {
     return { id, object: "response.compaction", created_at: createdAt, output, usage };
   }
 
-  /** `POST /v1/responses/input_tokens`. */
-  async inputTokens(request: InputTokensRequest, tenant: string): Promise<Response> {
+  /**
+   * `POST /v1/responses/input_tokens` (admitted: `request.model` is the admitted model).
+   * @param keyId the key that made it (the usage ledger's key, when the call is forwarded).
+   */
+  async inputTokens(request: InputTokensRequest, tenant: string, keyId: string): Promise<Response> {
     if (request.conversation !== undefined && request.conversation !== null) {
       throw invalidRequest(
         "The Conversations API is not supported by Deltagate; use previous_response_id.",
@@ -212,17 +272,23 @@ export class CompactEndpoints {
     const mode = route?.inputTokens ?? "deltagate";
     const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, mode);
     const sent = expandCompactions(items, opened);
-    if (route && mode === "upstream") {
-      const { previous_response_id: _previous, input: _input, model, ...rest } = request;
-      const body = {
-        ...rest,
-        model: route.upstreamModel ?? model,
-        input: toUpstreamItems(adjacentToolOutputs(sent), { origin: route.baseUrl, resolvesIds: false }),
-      };
-      try {
-        const answer = await postJson(route, "/responses/input_tokens", JSON.stringify(body), NEVER_ABORTED);
-        if (isRecord(answer) && typeof answer.input_tokens === "number") return Response.json(answer);
+    if (route && request.model && mode === "upstream") {
+      const { previous_response_id: _previous, input: _input, model: _model, ...rest } = request;
+      const forwarded = async () => {
+        const answer = await this.deps.unary(request.model ?? "", "/responses/input_tokens", (to) => ({
+          ...(rest as JsonObject),
+          input: toUpstreamItems(adjacentToolOutputs(sent), {
+            origin: to.baseUrl,
+            resolvesIds: false,
+          }) as unknown as Json[],
+        }));
+        if (isRecord(answer) && typeof answer.input_tokens === "number") return answer;
         throw new UpstreamError(502, "upstream_error", "The upstream answered input_tokens without a count.");
+      };
+      // No tokens are booked: counting them generates nothing (the ledger counts the call).
+      const id = newResponseId(this.deps.ownerId);
+      try {
+        return Response.json(await this.metered(id, request.model, keyId, forwarded, () => null));
       } catch (cause) {
         if (!lacksEndpoint(cause)) throw asApi(cause);
       }

@@ -6,9 +6,10 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import type { EventSink } from "../engine/event-sink.ts";
+import type { TimingOptIn } from "../pipeline/turn-timing.ts";
+import { FrameBudget } from "./frame-budget.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
 import { LaneScheduler } from "./lanes.ts";
-import type { TimingOptIn } from "./turn-timing.ts";
 
 /** Serialized with `ws.serializeAttachment`; survives hibernation. */
 export interface ConnectionAttachment {
@@ -40,6 +41,8 @@ export class Connection {
   readonly ws: WebSocket;
   readonly attachment: ConnectionAttachment;
   readonly lanes = new LaneScheduler();
+  /** Its frame budget (frame-budget.ts), full when the connection is made (accepted, or woken). */
+  readonly budget = new FrameBudget(Date.now());
   /** Aborted when the socket closes: cancels its store:false upstream requests. */
   readonly closed = new AbortController();
   /** Event sinks of this socket (lanes, resumptions), detached from live responses on close. */
@@ -48,6 +51,8 @@ export class Connection {
   lastDoneAt: number | null = null;
   /** Its `websocket_queue_full` error frame, rendered on first use (flood-screen.ts). */
   queueFullFrame: string | undefined;
+  /** Its `websocket_rate_limit_exceeded` error frame, rendered on first use (flood-screen.ts). */
+  budgetFrame: string | undefined;
 
   constructor(ws: WebSocket, attachment: ConnectionAttachment) {
     this.ws = ws;

@@ -21,6 +21,13 @@ import { listedItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
+import {
+  deltagateTiming,
+  logTurn,
+  serverTiming,
+  type TimingOptIn,
+  wantsTiming,
+} from "../pipeline/turn-timing.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
@@ -28,7 +35,6 @@ import type { ConversationStore, ResponseRecord } from "../store/conversation-st
 import type { Tenant } from "../tenancy/tenant.ts";
 import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
-import { deltagateTiming, logTurn, serverTiming, type TimingOptIn, wantsTiming } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 /** Collaborators of the HTTP transport. */
@@ -41,10 +47,8 @@ export interface HttpTransportDeps {
   now(): number;
   /** Keeps a background promise alive (`ctx.waitUntil`). */
   track(promise: Promise<unknown>): void;
-  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  /** Write one log line per turn (`TURN_LOG`, src/pipeline/turn-timing.ts). */
   turnLog: boolean;
-  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
-  countTurn(binding: SecretTurnBinding): ApiError | null;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -58,13 +62,16 @@ export interface CreateOptions {
    * `AFFINITY_MAX_RUNNING` running responses the session declines it (the Worker goes elsewhere).
    */
   affinity?: boolean;
-  /** The client secret's binding, when the request was authenticated by one (checked by the Worker, counted by the session). */
+  /** The client secret's binding, when the request was authenticated by one (the session's admission applies it). */
   binding?: SecretTurnBinding;
   /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
   keepalive?: boolean;
   /** The caller's tenant snapshot (src/tenancy/tenant.ts) and the request's size, for its limits and usage. */
   tenancy?: { tenant: Tenant; bytes: number };
 }
+
+/** What the Worker knows about a `POST /v1/responses/compact` or `…/input_tokens` besides its body. */
+export type UnaryOptions = Pick<CreateOptions, "binding" | "tenancy">;
 
 /** `GET /v1/responses/{id}` options. */
 export interface RetrieveOptions {
@@ -98,20 +105,31 @@ export class HttpTransport {
     this.deps = deps;
   }
 
-  /** `POST /v1/responses`, validated by the Worker. */
-  async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
-    if (options.affinity && this.deps.live.size >= AFFINITY_MAX_RUNNING) {
-      return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
-    }
-    const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
-    if (exhausted) throw exhausted;
+  /**
+   * The answer that declines an affinity-routed request (too busy: the Worker goes elsewhere), or
+   * null — asked before the request is admitted, so a declined one is counted nowhere.
+   */
+  declined(options: CreateOptions): Response | null {
+    if (!options.affinity || this.deps.live.size < AFFINITY_MAX_RUNNING) return null;
+    return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
+  }
+
+  /**
+   * `POST /v1/responses`, validated by the Worker and admitted by the session (admission.ts).
+   * @param keyId the key that made it (the usage ledger's key).
+   */
+  async create(
+    request: CreateRequest,
+    tenant: string,
+    options: CreateOptions,
+    keyId: string,
+  ): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
-    const keyId = options.tenancy?.tenant.keyId;
     const scope: TurnScope = {
       connId: newScopeId("http"),
       tenant,
       keepalive: options.keepalive !== false,
-      ...(keyId ? { keyId } : {}),
+      keyId,
     };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);

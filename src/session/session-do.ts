@@ -1,9 +1,10 @@
 /**
  * The session Durable Object: one instance per (tenant, session). It owns the session's client
  * WebSockets (hibernation API: `ctx.acceptWebSocket`, never `ws.accept()`), its conversation
- * state in SQLite, and its alarm. It is lifecycle and entry points only: its modules are built in
- * session-parts.ts (storage, engine, pipeline, transports, visibility, transfer, scopes), and it
- * contains none of their logic — alarm deadlines (alarm-deadline.ts), warm-on-connect
+ * state in SQLite, and its one alarm. It is entry points only: its modules are built in
+ * session-parts.ts (storage, engine, pipeline, transports, visibility, transfer, scopes), and its
+ * runtime handlers (wake, frame, close, alarm) iterate the lifecycle parts (lifecycle.ts) without
+ * naming one; it contains none of their logic — deadlines (each part's), warm-on-connect
  * (warm-on-connect.ts) and failure logs (failure-log.ts) included. HTTP reaches it through one
  * RPC method per route of the Worker's route table.
  * Every entry point (the socket upgrade, each RPC method) passes the one tenant check (`admits`,
@@ -11,24 +12,24 @@
  * handlers, the alarm) is guarded and logs its failures with the session's and responses' ids.
  * Invariants: store:false state lives as long as the socket (or HTTP request) that created it
  * (in SQLite, so it survives hibernation of a live socket), plus, for a socket, the grace window
- * its client asked for (client-options.ts) after it closed or was found gone; no response stays
+ * its client asked for (src/http/client-options.ts) after it closed or was found gone; no response stays
  * `in_progress` across a restart; the session belongs to one tenant forever.
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../config/config.ts";
-import { recoverInterrupted } from "../engine/recovery.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
-import { type ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
+import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { admits, foreignTenantError } from "../store/session-meta.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
-import { AlarmClock, nextDeadline } from "./alarm-deadline.ts";
-import { attachmentOf, type Connection, ConnectionRegistry, openAttachments } from "./connection.ts";
+import { whenSettled } from "./admission.ts";
+import { AlarmClock } from "./alarm-deadline.ts";
+import { attachmentOf, type Connection, openAttachments } from "./connection.ts";
 import { type FailureIds, failureLabel, guarded, rethrow } from "./failure-log.ts";
 import { refusedAsFlood } from "./flood-screen.ts";
-import type { CreateOptions, InputItemsPage, RetrieveOptions } from "./http-transport.ts";
+import type { CreateOptions, InputItemsPage, RetrieveOptions, UnaryOptions } from "./http-transport.ts";
 import { bindingOf, SESSION_HEADER, TENANT_HEADER } from "./internal-headers.ts";
 import { composeSession, type SessionParts } from "./session-parts.ts";
 import { acceptClientSocket } from "./socket-accept.ts";
@@ -49,27 +50,27 @@ export interface SessionEnv extends TenancyEnv {
 export class SessionDurableObject extends DurableObject<SessionEnv> {
   private readonly parts: SessionParts;
   private readonly config: Config;
-  private readonly connections = new ConnectionRegistry();
   private readonly alarmClock: AlarmClock;
 
   /**
-   * Runs on every wake: builds the session's modules (session-parts.ts), migrates the schema,
-   * ends the responses an earlier instance left running (failed, with the output their event log
-   * shows was sent: src/engine/recovery.ts) and settles the store:false scopes no restart keeps.
+   * Runs on every wake: builds the session's modules (session-parts.ts), migrates the schema and
+   * wakes its lifecycle parts (the responses an earlier instance left running are ended, failed
+   * with the output their event log shows was sent, src/engine/recovery.ts; the store:false
+   * scopes no restart keeps are settled).
    */
   constructor(ctx: DurableObjectState, env: SessionEnv) {
     super(ctx, env);
     const open = this.openScopes();
     this.parts = composeSession(ctx, env, {
       openScopes: open,
+      sockets: () => ctx.getWebSockets(),
       scheduleAlarm: () => this.scheduleAlarm(),
       exportFrom: (owner, id, tenant, importer) =>
         env.SESSIONS.get(env.SESSIONS.idFromString(owner)).exportResponse(id, tenant, importer),
     });
     this.config = this.parts.config;
     this.alarmClock = new AlarmClock(ctx.storage);
-    recoverInterrupted(this.parts.store, Date.now());
-    this.parts.scopes.wake(open);
+    this.parts.lifecycle.wake(open);
   }
 
   /**
@@ -86,7 +87,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     }
     const denied = () => invalidRequest("This session cannot be opened with this key.");
     return this.serve(tenant, "claim", denied, [], () =>
-      acceptClientSocket(this.ctx, this.connections, this.parts, this.config, request, {
+      acceptClientSocket(this.ctx, this.parts, this.config, request, {
         tenant,
         sessionId,
         binding,
@@ -94,34 +95,73 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     );
   }
 
-  /** RPC, `POST /v1/responses` (validated by the Worker): runs a turn. */
+  /** RPC, `POST /v1/responses` (validated by the Worker): admitted (admission.ts), then runs a turn. */
   createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
-    return this.serve(tenant, "claim", denied, [parent], async () => {
-      const { bytes = 0, tenant: snapshot } = options.tenancy ?? {};
-      const refused = await this.parts.tenancy.admitHttp(request, bytes, snapshot); // tenant limits
-      if (refused) throw refused;
-      return this.parts.http.create(request, tenant, options);
+    return this.serve(tenant, "claim", denied, [parent], () => {
+      const declined = this.parts.http.declined(options); // before anything is counted
+      if (declined) return declined;
+      const verdict = this.admit("turn", request, options);
+      return whenSettled(verdict, (admitted) => {
+        if (admitted instanceof ApiError) throw admitted;
+        if (admitted.model !== null) request.model = admitted.model;
+        return this.parts.http.create(request, tenant, options, admitted.keyId);
+      });
     });
   }
 
-  /** RPC, `POST /v1/responses/compact` (validated by the Worker): compacts a context (compact-endpoints.ts). */
-  compactResponse(tenant: string, request: CompactRequest): Promise<Response> {
+  /**
+   * RPC, `POST /v1/responses/compact` (validated by the Worker): admitted as a turn
+   * (admission.ts), then compacts a context (compact-endpoints.ts).
+   */
+  compactResponse(tenant: string, request: CompactRequest, options: UnaryOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
-      this.parts.compaction.compact(request, tenant),
+      whenSettled(this.admit("turn", request, options), (admitted) => {
+        if (admitted instanceof ApiError) throw admitted;
+        if (admitted.model !== null) request.model = admitted.model;
+        return this.parts.compaction.compact(request, tenant, admitted.keyId);
+      }),
     );
   }
 
-  /** RPC, `POST /v1/responses/input_tokens` (validated by the Worker): counts a context's tokens. */
-  countInputTokens(tenant: string, request: InputTokensRequest): Promise<Response> {
+  /**
+   * RPC, `POST /v1/responses/input_tokens` (validated by the Worker): admitted as a count
+   * (admission.ts: binding, allowed models), then counts a context's tokens.
+   */
+  countInputTokens(
+    tenant: string,
+    request: InputTokensRequest,
+    options: UnaryOptions = {},
+  ): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
-      this.parts.compaction.inputTokens(request, tenant),
+      whenSettled(this.admit("count", request, options), (admitted) => {
+        if (admitted instanceof ApiError) throw admitted;
+        if (admitted.model !== null) request.model = admitted.model;
+        return this.parts.compaction.inputTokens(request, tenant, admitted.keyId);
+      }),
     );
+  }
+
+  /** The one admission (admission.ts) of an HTTP call the Worker sent with `options`. */
+  private admit(
+    kind: "turn" | "count",
+    request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
+    options: UnaryOptions,
+  ) {
+    const { bytes = 0, tenant } = options.tenancy ?? {};
+    return this.parts.admission.admit({
+      kind,
+      model: request.model ?? null,
+      previousResponseId: request.previous_response_id,
+      bytes,
+      binding: options.binding ?? null,
+      tenant,
+    });
   }
 
   /** RPC, `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes its events). */
@@ -151,13 +191,12 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
    */
   async exportResponse(id: string, tenant: string, importer: string): Promise<string | null> {
     if (!admits(this.ctx.storage.sql, tenant, "read")) return null;
-    this.parts.scopes.purge();
     return this.parts.transfer.exportJson(id, importer);
   }
 
   /** Hibernation handler: one client frame. A failure of the session itself answers `server_error`. */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
-    const conn = this.connections.get(ws);
+    const conn = this.parts.connections.get(ws);
     if (!conn || refusedAsFlood(conn, message, this.config.redactor)) return; // first: flood-screen.ts
     const answer = () => {
       try {
@@ -167,15 +206,14 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       }
     };
     await this.guard("webSocketMessage", conn, answer, () => {
-      this.parts.scopes.purge(); // a late alarm must not stretch the store:false window
-      this.parts.presence.active();
+      this.parts.lifecycle.frame(conn); // e.g. a late alarm must not stretch a store:false window
       this.parts.ws.onMessage(conn, message, (run) => this.ctx.waitUntil(run));
     });
   }
 
   /** Hibernation handler: the client closed; its store:false state starts its grace window. */
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
-    await this.guard("webSocketClose", this.connections.get(ws), null, async () => {
+    await this.guard("webSocketClose", this.parts.connections.get(ws), null, async () => {
       this.release(ws);
       try {
         ws.close(RESERVED_CLOSE_CODES.has(code) ? 1000 : code, reason.slice(0, 120));
@@ -188,31 +226,22 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
 
   /** Hibernation handler: the socket failed; treated as a close. */
   override async webSocketError(ws: WebSocket): Promise<void> {
-    await this.guard("webSocketError", this.connections.get(ws), null, async () => {
+    await this.guard("webSocketError", this.parts.connections.get(ws), null, async () => {
       this.release(ws);
       await this.scheduleAlarm();
     });
   }
 
   /**
-   * Alarm: closes sockets past the connection lifetime with `websocket_connection_limit_reached`,
-   * starts the grace window of store:false state whose socket vanished without a close event,
-   * purges store:false state whose window ended, expires store:true responses past the retention
-   * period, and re-arms itself for the next deadline. A failure is logged and thrown again, so
-   * the runtime retries the alarm.
+   * Alarm: runs every lifecycle part's alarm hook in order (session-parts.ts lists them: sockets
+   * past their lifetime closed, vanished sockets announced as gone, store:false windows purged,
+   * retention, the usage outbox flushed), then re-arms itself for the parts' next deadline. A
+   * failure is logged and thrown again, so the runtime retries the alarm.
    */
   override async alarm(): Promise<void> {
     this.alarmClock.fired(); // none is set until `scheduleAlarm` below
     await this.guard("alarm", null, rethrow, async () => {
-      for (const ws of this.ctx.getWebSockets()) {
-        const conn = this.connections.get(ws);
-        if (conn && this.parts.ws.expired(conn, true)) this.parts.ws.closeForLifetime(conn);
-      }
-      const vanished = this.parts.scopes.releaseVanished(this.openScopes());
-      for (const connId of vanished) this.parts.presence.closed(connId);
-      this.parts.scopes.purge();
-      this.parts.store.expireBefore(Date.now() - this.config.retentionMs);
-      await this.parts.tenancy.flush(); // usage not reported yet (no loss on eviction)
+      await this.parts.lifecycle.alarm(Date.now(), this.openScopes());
       await this.scheduleAlarm();
     });
   }
@@ -265,16 +294,11 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     return { session, sessionName: conn.attachment.sessionId, responseIds };
   }
 
-  /** A socket closed or failed: its sinks leave the live responses, its scope is released. */
+  /** A socket closed or failed: every lifecycle part hears it is gone. */
   private release(ws: WebSocket): void {
-    const conn = this.connections.remove(ws);
-    for (const sink of conn?.sinks.values() ?? []) this.parts.live.detachEverywhere(sink);
+    const conn = this.parts.connections.remove(ws);
     const attachment = conn?.attachment ?? attachmentOf(ws);
-    this.parts.tenancy.released(attachment); // the tenant's socket lease
-    const connId = attachment?.connId;
-    if (!connId) return;
-    this.parts.presence.closed(connId);
-    this.parts.scopes.release(connId);
+    this.parts.lifecycle.socketGone({ connId: attachment?.connId ?? null, attachment, conn });
   }
 
   /** The scope ids of this session's open sockets. */
@@ -282,19 +306,8 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     return new Set(openAttachments(this.ctx.getWebSockets()).map((a) => a.connId));
   }
 
-  /** Arms the alarm for the earliest deadline (alarm-deadline.ts). */
+  /** Arms the one alarm for the earliest deadline of the lifecycle parts (alarm-deadline.ts). */
   private async scheduleAlarm(): Promise<void> {
-    const { maxConnectionMs, retentionMs } = this.config;
-    const deadline = nextDeadline({
-      socketsOpenedAt: openAttachments(this.ctx.getWebSockets()).map((a) => a.openedAt),
-      maxConnectionMs,
-      oldestStored: this.parts.store.oldestStored(),
-      retentionMs,
-      earliestWindowEnd: this.parts.scopes.nextWindowEnd(),
-    });
-    const usage = this.parts.tenancy.deadline(); // the usage outbox's flush (src/tenancy/)
-    await this.alarmClock.arm(
-      deadline === null || usage === null ? (deadline ?? usage) : Math.min(deadline, usage),
-    );
+    await this.alarmClock.arm(this.parts.lifecycle.nextDeadline());
   }
 }

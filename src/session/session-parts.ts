@@ -13,6 +13,7 @@
 import { type Config, parseConfig } from "../config/config.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
+import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
@@ -20,44 +21,55 @@ import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
 import { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
+import { ENV_KEY_ID } from "../tenancy/tenant.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
+import { Admission } from "./admission.ts";
 import { CompactEndpoints } from "./compact-endpoints.ts";
-import { compactionServices, firstRoute } from "./compaction-services.ts";
-import { attachmentOf } from "./connection.ts";
+import { compactionServices } from "./compaction-services.ts";
+import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
-import type { SecretTurnBinding } from "./internal-headers.ts";
+import { SessionLifecycle } from "./lifecycle.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
-import { countTurn } from "./secret-turn-gate.ts";
+import { socketLifetime } from "./socket-lifetime.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 import type { WarmDeps } from "./warm-on-connect.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
+const NEVER_ABORTED = new AbortController().signal;
+
 /** The modules of one session Durable Object. */
 export interface SessionParts {
   config: Config;
-  store: ConversationStore;
+  /**
+   * The parts with a lifecycle (wake, socket opened, frame, socket gone, alarm, deadline), in
+   * the order their hooks run (lifecycle.ts): the Durable Object iterates them, never naming one.
+   */
+  lifecycle: SessionLifecycle;
+  /** The session's client sockets (connection.ts). */
+  connections: ConnectionRegistry;
   live: LiveRegistry;
   ws: WebSocketTransport;
   http: HttpTransport;
   /** `/v1/responses/compact` and `/v1/responses/input_tokens` (compact-endpoints.ts). */
   compaction: CompactEndpoints;
-  scopes: ScopeLifecycle;
   transfer: ResponseTransfer;
-  /** The session's client sockets, for the warm upstream socket's keep-warm policy. */
-  presence: ClientPresence;
   /** What warm-on-connect needs (warm-on-connect.ts). */
   warm: WarmDeps;
   /** The tenant's limits, settings and usage ledger, seen from this session (src/tenancy/). */
   tenancy: SessionTenancy;
+  /** The one admission of every call that reaches a model or counts against the tenant (admission.ts). */
+  admission: Admission;
 }
 
 /** What the composition needs from the Durable Object. */
 export interface SessionHooks {
   /** The scope ids of the open sockets (at construction). */
   openScopes: ReadonlySet<string>;
+  /** The session's client sockets, as the runtime knows them (`ctx.getWebSockets()`). */
+  sockets(): WebSocket[];
   /** Re-arms the alarm (a response was imported: a new retention deadline). */
   scheduleAlarm(): Promise<void>;
   /** Asks another session Durable Object for an export (transfer.ts `TransferDeps.exportFrom`). */
@@ -102,6 +114,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     ownerId: objectId,
     visibility,
     now: Date.now,
+    purgeEnded: () => scopes.purge(),
     exportFrom: hooks.exportFrom,
   });
   const window = new ContextWindow(store);
@@ -130,6 +143,8 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     mayContinue: (parent, scope) => maySee(parent, scope.connId, "continue", Date.now(), visibility),
     logFailure: (where, responseId, cause) =>
       logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
+    // The usage ledger: a turn's start is opened in its first commit, its end booked in its last.
+    started: (scope, record) => tenancy.started(record.id, record.model, scope.keyId ?? ENV_KEY_ID),
     finished: (scope, record, outcome) => {
       tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
       ctx.waitUntil(hooks.scheduleAlarm()); // the outbox's flush deadline
@@ -142,25 +157,84 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     visibility,
     now: Date.now,
     turnLog: config.turnLog,
-    countTurn: (binding: SecretTurnBinding) => countTurn(ctx.storage.sql, binding, Date.now()),
   };
+  const admission = new Admission({ sql: ctx.storage.sql, tenancy, objectId, now: Date.now });
   const ws = new WebSocketTransport({
     ...shared,
     maxConnectionMs: config.maxConnectionMs,
     redactor: config.redactor,
     objectId,
-    admit: (_conn, request, bytes) => tenancy.admit(request, bytes),
+    admit: (conn, request, bytes) =>
+      admission.admit({
+        kind: "turn",
+        model: request.model,
+        previousResponseId: request.previous_response_id,
+        bytes,
+        binding: conn.attachment.binding ?? null,
+        keyId: conn.attachment.keyId,
+      }),
   });
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
     keys: { secrets: config.compactionKeys },
-    routeFor: (model) => firstRoute(config, model),
-    routeChain: (model) => router.upstreamFor(model),
+    routeFor: (model) => router.routeFor(model),
+    // A tenant key past its bound is confirmed first, as for a turn (`routeChain` above).
+    unary: async (model, path, build) => {
+      await keys.ready();
+      return router.unary(model, path, build, NEVER_ABORTED);
+    },
+    meter: tenancy,
     turnUpstream: (turn) => pipeline.upstreamFor(turn),
     ownerId: objectId,
     now: Date.now,
   });
   const warm = { ctx, router, lastModel: () => store.lastModel(), models: config.models };
-  return { config, store, live, ws, http, compaction, scopes, transfer, presence, warm, tenancy };
+  const connections = new ConnectionRegistry();
+  // The lifecycle parts, in the order their hooks run: a restart's interrupted turns are ended
+  // before the scopes are settled; on the alarm, sockets past their lifetime are closed first,
+  // vanished sockets are announced to every part, then retention, then the usage outbox's flush.
+  const lifecycle = new SessionLifecycle([
+    { name: "interrupted turns", onWake: () => void recoverInterrupted(store, Date.now()) },
+    socketLifetime({
+      sockets: hooks.sockets,
+      connections,
+      transport: ws,
+      maxConnectionMs: config.maxConnectionMs,
+    }),
+    {
+      name: "live responses",
+      onSocketGone: ({ conn }) => {
+        for (const sink of conn?.sinks.values() ?? []) live.detachEverywhere(sink);
+      },
+    },
+    {
+      name: "client presence", // the warm upstream socket's keep-warm policy
+      onSocketOpened: (connId) => presence.opened(connId),
+      onFrame: () => presence.active(),
+      onSocketGone: ({ connId }) => {
+        if (connId) presence.closed(connId);
+      },
+    },
+    scopes,
+    {
+      name: "retention", // store:true responses past RESPONSE_RETENTION_DAYS
+      onAlarm: ({ now }) => void store.expireBefore(now - config.retentionMs),
+      nextDeadline: () => {
+        const oldest = store.oldestStored();
+        return oldest === null ? null : oldest + config.retentionMs;
+      },
+    },
+    {
+      name: "tenancy",
+      // Calls a restart ended are booked once (src/tenancy/usage-outbox.ts); the alarm flushes them.
+      onWake: () => {
+        if (tenancy.recover() > 0) ctx.waitUntil(hooks.scheduleAlarm());
+      },
+      onSocketGone: ({ attachment }) => tenancy.released(attachment), // the tenant's socket lease
+      onAlarm: () => tenancy.flush(), // usage not reported yet (no loss on eviction)
+      nextDeadline: () => tenancy.deadline(), // the usage outbox's flush
+    },
+  ]);
+  return { config, lifecycle, connections, live, ws, http, compaction, transfer, warm, tenancy, admission };
 }

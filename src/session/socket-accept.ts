@@ -7,12 +7,11 @@
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/websockets/
  */
 import type { Config } from "../config/config.ts";
-import { clientOptions, STORE_FALSE_GRACE_HEADER } from "./client-options.ts";
-import type { ConnectionRegistry } from "./connection.ts";
+import { clientOptions, STORE_FALSE_GRACE_HEADER } from "../http/client-options.ts";
+import { timingOptIn, wantsTiming } from "../pipeline/turn-timing.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId, scopeGraceMs } from "./scope.ts";
 import type { SessionParts } from "./session-parts.ts";
-import { timingOptIn, wantsTiming } from "./turn-timing.ts";
 import { modelHint, warmUpstream } from "./warm-on-connect.ts";
 
 /** Who opens the socket (from the Worker's internal headers). */
@@ -26,7 +25,6 @@ export interface SocketOpener {
 /** Accepts the upgrade `request` as one of the session's sockets and answers its 101. */
 export async function acceptClientSocket(
   ctx: DurableObjectState,
-  connections: ConnectionRegistry,
   parts: SessionParts,
   config: Config,
   request: Request,
@@ -41,7 +39,7 @@ export async function acceptClientSocket(
   const connId = newScopeId("socket", options.storeFalseGraceMs);
   ctx.acceptWebSocket(server, [connId]);
   const timing = timingOptIn(request.headers, request.url);
-  connections.add(server, {
+  parts.connections.add(server, {
     connId,
     tenant: opener.tenant,
     sessionId: opener.sessionId,
@@ -51,7 +49,7 @@ export async function acceptClientSocket(
     ...(options.keepalive ? {} : { keepalive: false }),
     ...keys,
   });
-  parts.presence.opened(connId);
+  parts.lifecycle.socketOpened(connId);
   warmUpstream(parts.warm, modelHint(request.headers));
   // What the socket got (a grace above STORE_FALSE_GRACE_MAX_MS is lowered to it).
   const headers = { [STORE_FALSE_GRACE_HEADER]: String(scopeGraceMs(connId)) };

@@ -40,6 +40,8 @@ export interface TransferDeps {
   ownerId: string;
   visibility: VisibilitySettings;
   now(): number;
+  /** Deletes store:false state whose grace window has ended (scope-lifecycle.ts), before an export. */
+  purgeEnded(): void;
   /**
    * Asks the session Durable Object `owner` for its export of `responseId` (its
    * `exportResponse` RPC method). Throws when `owner` is not an id of the namespace.
@@ -61,6 +63,7 @@ export class ResponseTransfer {
    * values — or null when it is unknown, not visible to `importer`, or still running.
    */
   exportJson(id: string, importer: string): string | null {
+    this.deps.purgeEnded(); // a late alarm must not stretch a grace window
     const { store, visibility } = this.deps;
     const record = store.get(id);
     if (!record || !maySee(record, importer, "export", this.deps.now(), visibility)) return null;

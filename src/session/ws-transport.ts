@@ -1,38 +1,41 @@
 /**
  * The WebSocket transport of a session: turns client frames into engine calls and engine events
  * into frames (https://developers.openai.com/api/docs/guides/websocket-mode). Owns the per-frame contract:
- * - every frame is parsed and validated; a bad frame gets an `error` event with `status` and the
+ * - every frame within its socket's budget (flood-screen.ts runs first: a frame over it is
+ *   refused unread) is parsed and validated; a bad frame gets an `error` event with `status` and the
  *   socket stays open (nothing is stored for it); a frame over `MAX_REQUEST_BYTES` is refused
  *   (413 `request_too_large`) before it is parsed;
  * - `response.create`s queue per connection up to the lane scheduler's caps (lanes.ts), beyond
  *   which they get 429 `websocket_queue_full` (a default-lane create already in flood-screen.ts,
- *   before this runs), and pass the tenant's limits (`admit`, 429
- *   `rate_limit_exceeded`);
+ *   before this runs), and pass the session's one admission (admission.ts: the client secret's
+ *   binding and turn count, the tenant's models and limits — 429 `rate_limit_exceeded`); a
+ *   verdict that must wait (a cold session asks its tenant) holds the create's place on its lane,
+ *   so a lane's creates run in the order they came;
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
  * - on a socket opened with a client secret, a `response.create` outside its binding (another
  *   session's `previous_response_id`, a model or size it does not allow, no turn left) gets an
- *   `error` event and nothing is stored (src/auth/secret-binding.ts, secret-turn-gate.ts).
+ *   `error` event and nothing is stored (admission.ts);
+ * - a turn's scope carries the key the socket was opened with (the usage ledger's key).
  */
-import { bindingRefusal } from "../auth/secret-binding.ts";
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
+import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
-import { type ApiError, connectionLimitReached, responseNotFound } from "../protocol/errors.ts";
+import { ApiError, connectionLimitReached, responseNotFound } from "../protocol/errors.ts";
 import { isRecord } from "../protocol/json.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import type { ServerEvent } from "../protocol/server-events.ts";
 import { MAX_REQUEST_BYTES, requestTooLarge, utf8Length } from "../protocol/size-limits.ts";
 import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
+import { type AdmissionVerdict, type Admitted, whenSettled } from "./admission.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
 import { type FailureIds, failureLabel } from "./failure-log.ts";
-import type { SecretTurnBinding } from "./internal-headers.ts";
-import { logTurn, timingFrames } from "./turn-timing.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
@@ -111,15 +114,18 @@ export interface WebSocketTransportDeps {
    */
   objectId: string;
   now(): number;
-  /** Write one log line per turn (`TURN_LOG`, src/session/turn-timing.ts). */
+  /** Write one log line per turn (`TURN_LOG`, src/pipeline/turn-timing.ts). */
   turnLog: boolean;
-  /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
-  countTurn(binding: SecretTurnBinding): ApiError | null;
   /**
-   * The tenant's admission of a create the connection has room for (src/tenancy/tenant-gate.ts):
-   * null to run it, else the error to send (429 over a tenant limit; the socket stays open).
+   * The session's one admission (admission.ts) of a create the connection has room for: its
+   * scope, or the error to send (the socket stays open) — now, or once a cold session's tenant
+   * answered.
    */
-  admit?(conn: Connection, request: CreateRequest, bytes: number): ApiError | null;
+  admit(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+  ): AdmissionVerdict | Promise<AdmissionVerdict>;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -133,7 +139,6 @@ export class WebSocketTransport {
   private readonly objectId: string;
   private readonly now: () => number;
   private readonly turnLog: boolean;
-  private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
   private readonly admit: WebSocketTransportDeps["admit"];
 
   constructor(deps: WebSocketTransportDeps) {
@@ -147,7 +152,6 @@ export class WebSocketTransport {
     this.objectId = deps.objectId;
     this.now = deps.now;
     this.turnLog = deps.turnLog;
-    this.countTurn = deps.countTurn;
   }
 
   /**
@@ -235,55 +239,70 @@ export class WebSocketTransport {
     timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
-    // A client secret's socket: its bindings first, then the lane, the tenant's limits
-    // (src/tenancy/tenant-gate.ts), and its turn counted once everything admits it.
-    const binding = conn.attachment.binding;
-    const rejected =
-      (binding ? bindingRefusal(binding, request, bytes, this.objectId) : null) ??
-      conn.lanes.admit(streamId, bytes) ??
-      this.admit?.(conn, request, bytes) ??
-      (binding ? this.countTurn(binding) : null);
-    if (rejected) {
-      this.sendError(conn, rejected, streamId);
+    // Room on the connection first (nothing counted for a create it cannot queue), then the one
+    // admission: the secret's binding and turns, the tenant's models and limits.
+    const full = conn.lanes.admit(streamId, bytes);
+    if (full) {
+      this.sendError(conn, full, streamId);
       return;
     }
+    const verdict = whenSettled(this.admit(conn, request, bytes), (settled) => {
+      if (settled instanceof ApiError) {
+        if (!conn.closed.signal.aborted) this.sendError(conn, settled, streamId);
+        return null;
+      }
+      return settled;
+    });
+    if (verdict === null) return;
+    // Warm: queued now. Cold: the create holds its place on its lane until its verdict is in.
     conn.lanes.enqueue(
       streamId,
-      () => {
-        // A create still queued when its socket closed was never started (no response.created):
-        // drop it rather than generate a response nobody asked to keep waiting for.
-        if (conn.closed.signal.aborted) return Promise.resolve();
-        timer.lap("queue");
-        const run = this.engine
-          .run(
-            request,
-            {
-              connId: conn.attachment.connId,
-              tenant: conn.attachment.tenant,
-              keepalive: conn.attachment.keepalive !== false,
-            },
-            laneSink(conn, streamId),
-            this.signalFor(conn, request),
-            timer,
-          )
-          .then(
-            ({ responseId }) => this.reportTiming(conn, request, timer, responseId, null),
-            (error: unknown) => {
-              const ids = this.idsOf(conn, [request.previous_response_id]);
-              const apiError = asApiError(
-                error,
-                failureLabel("turn failed", ids, this.redactor),
-                this.redactor,
-              );
-              if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
-              this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
-            },
-          );
-        track(run);
-        return run;
-      },
+      () =>
+        Promise.resolve(
+          whenSettled(verdict, (admitted) => admitted && this.run(conn, request, admitted, track, timer)),
+        ),
       bytes,
     );
+  }
+
+  /** Runs an admitted create on its lane (`request.model`: the admitted model, aliases resolved). */
+  private run(
+    conn: Connection,
+    request: CreateRequest,
+    admitted: Admitted,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+  ): Promise<unknown> {
+    // A create still queued when its socket closed was never started (no response.created):
+    // drop it rather than generate a response nobody asked to keep waiting for.
+    if (conn.closed.signal.aborted) return Promise.resolve();
+    if (admitted.model !== null) request.model = admitted.model;
+    const streamId = request.stream_id;
+    timer.lap("queue");
+    const run = this.engine
+      .run(
+        request,
+        {
+          connId: conn.attachment.connId,
+          tenant: conn.attachment.tenant,
+          keepalive: conn.attachment.keepalive !== false,
+          keyId: admitted.keyId,
+        },
+        laneSink(conn, streamId),
+        this.signalFor(conn, request),
+        timer,
+      )
+      .then(
+        ({ responseId }) => this.reportTiming(conn, request, timer, responseId, null),
+        (error: unknown) => {
+          const ids = this.idsOf(conn, [request.previous_response_id]);
+          const apiError = asApiError(error, failureLabel("turn failed", ids, this.redactor), this.redactor);
+          if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
+          this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
+        },
+      );
+    track(run);
+    return run;
   }
 
   /**
@@ -327,7 +346,6 @@ export class WebSocketTransport {
     return request.store === false ? conn.closed.signal : NEVER_ABORTED;
   }
 
-  /** The `websocket_queue_full` frame of the default lane, rendered once per connection. */
   /** Sends a request-level `error` event (redacted by the one renderer) on the lane of `streamId`. */
   private sendError(conn: Connection, error: ApiError, streamId: string | null | undefined): void {
     sendFrame(conn.ws, errorEvent(error, this.redactor, streamId));

@@ -61,9 +61,14 @@ export interface ResponseRecord {
   /**
    * True when the response continues `parentId` because its input matched that chain
    * (transparent deltas, src/resend/), not because the client named it: its Response object says
-   * `previous_response_id: null`, as the client sent.
+   * `previous_response_id: null`, as the client sent — or `namedParentId`.
    */
   implicitParent?: boolean;
+  /**
+   * With `implicitParent`: the response the client named, an empty warm-up its resend was chained
+   * on (src/resend/warm-up.ts), shown as its `previous_response_id`.
+   */
+  namedParentId?: string | null;
   /** The rolling hash of its history (src/resend/chain-hash.ts), or null when not kept. */
   chain?: ChainState | null;
 }
@@ -86,6 +91,7 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   chain_hash: string | null;
   chain_items: number | null;
   implicit_parent: number;
+  named_parent_id: string | null;
 }
 
 const INPUT = 0;
@@ -112,6 +118,7 @@ function decode(row: ResponseRow, settings: string): ResponseRecord {
     completedAt: row.completed_at,
     moderation: parseJson(row.moderation),
     implicitParent: row.implicit_parent === 1,
+    namedParentId: row.named_parent_id,
     chain:
       row.chain_hash === null || row.chain_items === null
         ? null
@@ -258,8 +265,9 @@ export class ConversationStore {
       );
       this.sql.exec(
         `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, settings_pieces,
-           usage, error, incomplete_details, created_at, completed_at, chain_hash, chain_items, implicit_parent)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           usage, error, incomplete_details, created_at, completed_at, chain_hash, chain_items, implicit_parent,
+           named_parent_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         record.id,
         record.parentId,
         record.connId,
@@ -276,6 +284,7 @@ export class ConversationStore {
         record.chain?.hash ?? null,
         record.chain?.items ?? null,
         record.implicitParent ? 1 : 0,
+        record.namedParentId ?? null,
       );
       this.insertItems(record.id, INPUT, input, tokens);
     });
@@ -355,6 +364,17 @@ export class ConversationStore {
    */
   history(responseId: string): StoredItem[] {
     return this.historyRows(responseId).map((row) => row.item);
+  }
+
+  /** How many output items a response has (0: none, e.g. a `generate: false` warm-up); one indexed count. */
+  outputCount(responseId: string): number {
+    return this.sql
+      .exec<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM items WHERE response_id = ? AND kind = ?",
+        responseId,
+        OUTPUT,
+      )
+      .one().n;
   }
 
   /** The input (kind 0) or output (kind 1) items of one response, in order. */

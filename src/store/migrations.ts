@@ -14,6 +14,7 @@ import v6 from "../../migrations/0006_safety.sql";
 import v7 from "../../migrations/0007_responses_by_parent.sql";
 import v8 from "../../migrations/0008_resend_chains.sql";
 import v9 from "../../migrations/0009_items_by_id.sql";
+import v10 from "../../migrations/0010_named_parent.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -32,6 +33,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 7, sql: v7 },
   { version: 8, sql: v8 },
   { version: 9, sql: v9 },
+  { version: 10, sql: v10 },
 ];
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The grace window of store:false state (a socket's own window: its client's opt-in or
- * `STORE_FALSE_GRACE_MS`, src/session/client-options.ts): when a socket with a window closes, its
+ * `STORE_FALSE_GRACE_MS`, src/http/client-options.ts): when a socket with a window closes, its
  * store:false responses are not deleted at once but its scope is *released* (a row in
  * `released_scopes`), and purged once its window has passed. Owns the SQL of that lifecycle; the
  * window of each scope comes from the caller (`WindowOf`, src/session/scope.ts).

@@ -38,3 +38,15 @@ export function countSecretTurn(
   );
   return true;
 }
+
+/**
+ * Gives back one counted turn of a secret (its turn was counted, then refused by the tenant's
+ * limits before anything ran), so a refusal that is not the secret's costs it nothing.
+ */
+export function refundSecretTurn(sql: SqlStorage, secretId: string): void {
+  const key = `${PREFIX}${secretId}`;
+  const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+  if (!row) return;
+  const [used = "0", expiresAt = "0"] = row.value.split(":");
+  sql.exec("UPDATE meta SET value = ? WHERE key = ?", `${Math.max(0, Number(used) - 1)}:${expiresAt}`, key);
+}

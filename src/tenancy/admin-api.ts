@@ -11,10 +11,11 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { parseConfig } from "../config/config.ts";
+import { safeEqual } from "../crypto/signing.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidApiKey, invalidRequest } from "../protocol/errors.ts";
-import { safeEqual, TENANT_ID } from "./api-keys.ts";
+import { TENANT_ID } from "./api-keys.ts";
 import { presentedKey } from "./presented-key.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";
 import { tenantLimitsSchema, tenantSettingsSchema } from "./tenant.ts";

@@ -9,6 +9,9 @@
  * so the Worker refuses it locally, in the same constant time as it checks a real one, without a
  * lookup and without remembering it (no negative cache an attacker could fill).
  */
+import { toHex } from "../crypto/encoding.ts";
+import { sha256 } from "../crypto/keys.ts";
+import { safeEqual, sign } from "../crypto/signing.ts";
 
 /** The tenant id syntax (the same as `DELTAGATE_API_KEYS`' tenants). */
 export const TENANT_ID = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -35,29 +38,14 @@ export function parseKey(key: string): ParsedKey | null {
   return { tenant, keyId, prefix, signed: `${prefix}_${secret}`, tag };
 }
 
-function hex(bytes: ArrayBuffer | Uint8Array): string {
-  const view = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
-  let out = "";
-  for (const byte of view) out += byte.toString(16).padStart(2, "0");
-  return out;
-}
-
 /** Random bytes as hex. */
 export function randomHex(bytes: number): string {
-  return hex(crypto.getRandomValues(new Uint8Array(bytes)));
+  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
 }
 
-/** Constant-time comparison of two strings of the same length (else false at once: lengths are public). */
-export function safeEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
-
+/** The tag: the first 128 bits of the HMAC, as hex. */
 async function tagOf(signingKey: CryptoKey, signed: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", signingKey, new TextEncoder().encode(signed));
-  return hex(mac).slice(0, 32);
+  return toHex(await sign(signingKey, signed)).slice(0, 32);
 }
 
 /** True when `parsed` carries this deployment's tag (constant time in the tag). */
@@ -79,5 +67,5 @@ export async function mintKey(
 
 /** The SHA-256 of a key, hex: the only form the control plane keeps. */
 export async function keyHash(key: string): Promise<string> {
-  return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  return toHex(await sha256(key));
 }

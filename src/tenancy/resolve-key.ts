@@ -8,11 +8,12 @@
  * ever valid, and no unknown key reaches the cache or the control plane.
  */
 import type { Config } from "../config/config.ts";
-import { keyHash, parseKey, safeEqual, verifyTag } from "./api-keys.ts";
+import { safeEqual } from "../crypto/signing.ts";
+import { keyHash, parseKey, verifyTag } from "./api-keys.ts";
 import { controlKeys } from "./control-crypto.ts";
 import { KeyCache } from "./key-cache.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";
-import type { Tenant } from "./tenant.ts";
+import { ENV_KEY_ID, type Tenant } from "./tenant.ts";
 
 /** The isolate's cache (one per isolate, shared by every request it serves). */
 export const keyCache = new KeyCache();
@@ -42,7 +43,7 @@ export async function resolveKey(
     if (!tenants) return legacyTenant(envTenant);
     return keyCache.get(
       `${envTenant}/env`,
-      () => tenants.getByName(envTenant).resolve(envTenant, null, "env"),
+      () => tenants.getByName(envTenant).resolve(envTenant, null, ENV_KEY_ID),
       keyCache.now(),
       track,
     );
@@ -88,7 +89,7 @@ export async function resolveSecretTenant(
 function legacyTenant(id: string): Tenant {
   return {
     id,
-    keyId: "env",
+    keyId: ENV_KEY_ID,
     limits: {
       max_sockets: null,
       sessions_per_key: null,

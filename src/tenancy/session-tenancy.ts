@@ -3,8 +3,11 @@
  * so the session's own code only calls it at its entry points. Composes the usage outbox
  * (usage-outbox.ts) and the tenant gate (tenant-gate.ts); owns what the session tells them:
  * - an upgrade's tenancy (tenant snapshot, key, socket lease) and the socket's release;
- * - the admission of each create, WebSocket or HTTP (limits, allowed models, aliases);
- * - each finished turn's usage, by key and model;
+ * - the tenant's snapshot and gate the session's one admission (src/session/admission.ts) asks:
+ *   nothing else calls the gate's admission (test/unit/architecture.test.ts);
+ * - each metered call's usage, by key and model — turns, compactions, forwarded `input_tokens` —
+ *   opened when it starts and booked once when it ends, a call a restart ended on the next wake
+ *   (usage-outbox.ts);
  * - the safety policy of the tenant (the tenant's own replaces its `SAFETY_TENANTS` entry);
  * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound);
  * - the tenant's own upstream key (tenant-upstream-key.ts): every snapshot and sync updates it,
@@ -12,15 +15,14 @@
  */
 import type { Config } from "../config/config.ts";
 import type { TurnScope } from "../engine/turn-engine.ts";
-import type { CreateRequest } from "../protocol/create-request.ts";
 import { errorEvent } from "../protocol/error-rendering.ts";
-import { type ApiError, invalidApiKey } from "../protocol/errors.ts";
+import { invalidApiKey } from "../protocol/errors.ts";
 import type { SafetySettings } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import type { ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import { socketTenancyOf } from "./socket-admission.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";
-import type { Tenant } from "./tenant.ts";
+import { ENV_KEY_ID, type Tenant } from "./tenant.ts";
 import { TenantGate } from "./tenant-gate.ts";
 import { TenantUpstreamKey } from "./tenant-upstream-key.ts";
 import { UsageOutbox } from "./usage-outbox.ts";
@@ -60,6 +62,7 @@ export class SessionTenancy {
   readonly safety: SafetySettings;
   /** The tenant's own upstream key, if it brought one (the session's router asks it per route). */
   readonly upstreamKey: TenantUpstreamKey;
+  private readonly outbox: UsageOutbox;
 
   constructor(deps: SessionTenancyDeps) {
     this.deps = deps;
@@ -77,12 +80,13 @@ export class SessionTenancy {
     // Woken from hibernation: the key is gone from memory; a socket that saw one makes the next
     // turn read it again (a tenant without one costs nothing here).
     if (deps.sockets().some(({ attachment }) => attachment?.ownUpstreamKey)) this.upstreamKey.observe(true);
+    this.outbox = new UsageOutbox(deps.ctx.storage.sql);
     this.gate = new TenantGate({
       tenants: deps.env.TENANTS,
       source: deps.ctx.id.toString(),
       tenant: deps.tenant,
       keyIds: () => [...new Set(deps.sockets().flatMap(({ attachment }) => attachment?.keyId ?? []))],
-      outbox: new UsageOutbox(deps.ctx.storage.sql),
+      outbox: this.outbox,
       safetyOverrides,
       onRevoked: (keyIds) => this.closeRevoked(keyIds),
       onUpstreamKey: (sealed) => this.upstreamKey.learn(sealed),
@@ -110,24 +114,19 @@ export class SessionTenancy {
     };
   }
 
-  /**
-   * Admits an HTTP create: as `admit`, after a sync when this session has no tenant-wide counts
-   * yet (a new HTTP chain lands in a new session: without it, each would start from zero).
-   */
-  async admitHttp(
-    request: CreateRequest,
-    bytes: number,
-    tenant: Tenant | undefined,
-  ): Promise<ApiError | null> {
-    if (tenant) this.observe(tenant);
-    if (this.gate.needsView()) await this.gate.flush();
-    return this.admit(request, bytes);
-  }
-
-  /** A Worker snapshot of the tenant (≤ the key cache's bound old). */
-  private observe(tenant: Tenant): void {
+  /** A Worker snapshot of the tenant (≤ the key cache's bound old), taken at each admission. */
+  observe(tenant: Tenant): void {
     this.gate.observe(tenant);
     this.upstreamKey.observe(tenant.ownUpstreamKey);
+  }
+
+  /**
+   * On wake, before any turn: the calls an earlier instance left open were ended by a restart —
+   * each is booked now, once, as failed (usage-outbox.ts `recoverOpen`).
+   * @returns how many were booked.
+   */
+  recover(): number {
+    return this.outbox.recoverOpen(Date.now());
   }
 
   /** A socket closed: its lease goes back to the tenant. */
@@ -145,27 +144,39 @@ export class SessionTenancy {
   }
 
   /**
-   * Admits a create (WebSocket frame or HTTP request); the model may be rewritten by the tenant's
-   * aliases.
-   * @returns null, or the error to report instead of running it.
+   * A metered call started (a turn once accepted, a compaction, a forwarded `input_tokens`): its
+   * open row, so a restart before it ends still books it (usage-outbox.ts).
+   * @param id the response id (a turn, a compaction) or a fresh id (a call that has none).
    */
-  admit(request: CreateRequest, bytes: number): ApiError | null {
-    const verdict = this.gate.admit(request.model, bytes);
-    if ("error" in verdict) return verdict.error;
-    request.model = verdict.model;
-    return null;
+  started(id: string, model: string, keyId: string): void {
+    this.outbox.open(id, model, keyId, Date.now());
   }
 
-  /** A turn ended: its usage goes to the outbox (in the turn's commit). */
+  /** A turn ended: its usage goes to the outbox (in the turn's commit), under the key that made it. */
   finished(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void {
-    const usage = outcome?.usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
+    this.ended(
+      record.id,
+      scope.keyId ?? ENV_KEY_ID,
+      record.model,
+      outcome?.status ?? "cancelled",
+      outcome?.usage,
+    );
+  }
+
+  /**
+   * A metered call ended (`started` before, or not: a turn that never reached its upstream):
+   * its usage into the outbox, once, in the same synchronous step that closes its open row.
+   */
+  ended(id: string, keyId: string, model: string, status: string, usage: unknown): void {
+    const counted = usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
     const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
     this.gate.finished({
-      keyId: scope.keyId ?? "env",
-      model: record.model,
-      status: outcome?.status ?? "cancelled",
-      inputTokens: count(usage?.input_tokens),
-      outputTokens: count(usage?.output_tokens),
+      id,
+      keyId,
+      model,
+      status,
+      inputTokens: count(counted?.input_tokens),
+      outputTokens: count(counted?.output_tokens),
     });
   }
 

@@ -30,6 +30,8 @@ export const SYNC_MS = 1_000;
 
 /** What a turn reports when it ends. */
 export interface FinishedTurn {
+  /** The id its start was opened under in the outbox (usage-outbox.ts `open`), if it was. */
+  id?: string;
   keyId: string;
   model: string;
   status: string;
@@ -109,21 +111,15 @@ export class TenantGate {
 
   /**
    * Admits a turn of `model` whose request is `bytes` long, or returns why not. On admission the
-   * model may be rewritten by the tenant's aliases (returned as `model`).
+   * model may be rewritten by the tenant's aliases (returned as `model`). Called only by the
+   * session's one admission (src/session/admission.ts; test/unit/architecture.test.ts).
+   * @param _estimatedTokens the turn's input estimate (admission.ts `estimateTokens`), for a
+   *   reservation against `tokens_per_day`.
    */
-  admit(model: string, bytes: number): { error: ApiError } | { model: string } {
-    const { settings } = this;
-    const resolved = settings.model_aliases?.[model] ?? model;
-    if (settings.models && !settings.models.includes(model) && !settings.models.includes(resolved)) {
-      return {
-        error: new ApiError(404, {
-          type: "invalid_request_error",
-          code: "model_not_found",
-          message: `The model \`${model}\` does not exist or you do not have access to it.`,
-          param: "model",
-        }),
-      };
-    }
+  admit(model: string, bytes: number, _estimatedTokens: number): { error: ApiError } | { model: string } {
+    const allowed = this.resolveModel(model);
+    if ("error" in allowed) return allowed;
+    const resolved = allowed.model;
     const limits = this.limits;
     const now = this.deps.now();
     if (limits) {
@@ -151,11 +147,33 @@ export class TenantGate {
     return { model: resolved };
   }
 
+  /**
+   * The tenant's allowed models and aliases alone, for a call that counts against no limit
+   * (`input_tokens`): the model sent on (an alias resolved), or the 404 of a model not allowed.
+   */
+  resolveModel(model: string): { error: ApiError } | { model: string } {
+    const { settings } = this;
+    const resolved = settings.model_aliases?.[model] ?? model;
+    if (settings.models && !settings.models.includes(model) && !settings.models.includes(resolved)) {
+      return {
+        error: new ApiError(404, {
+          type: "invalid_request_error",
+          code: "model_not_found",
+          message: `The model \`${model}\` does not exist or you do not have access to it.`,
+          param: "model",
+        }),
+      };
+    }
+    return { model: resolved };
+  }
+
   /** Records a finished turn in the outbox (synchronously: the same commit as its terminal state). */
   finished(turn: FinishedTurn): void {
     const now = this.deps.now();
     const day = dayOf(now);
-    this.deps.outbox.add({ day, ...turn }, now);
+    const { id, ...entry } = turn;
+    if (id === undefined) this.deps.outbox.add({ day, ...entry }, now);
+    else this.deps.outbox.close(id, { day, ...entry }, now);
     this.tokensPending.set(day, (this.tokensPending.get(day) ?? 0) + turn.inputTokens + turn.outputTokens);
     this.schedule();
   }

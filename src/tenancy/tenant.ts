@@ -78,6 +78,9 @@ export const tenantSettingsSchema = z
 
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 
+/** The key id of a `DELTAGATE_API_KEYS` key (resolve-key.ts), the ledger's key for a call made with one. */
+export const ENV_KEY_ID = "env";
+
 /** The snapshot of a tenant the Worker caches per key and the session Durable Object syncs. */
 export interface Tenant {
   id: string;

@@ -4,8 +4,14 @@
  * no-loss rule: a row is written in the same synchronous step as the turn's terminal state (so
  * the same storage commit), and deleted only after the tenant acknowledged its sequence number;
  * an evicted or restarted session finds its rows on wake and its alarm flushes them.
- * The table is created here (not in migrations/) because only this module reads or writes it.
+ * Owns the exactly-once rule for a call a restart cuts short: each metered upstream call (a turn,
+ * a compaction, a forwarded `input_tokens`) is `open`ed (a row in `usage_open`, with the key that
+ * made it) when it starts and `close`d when it ends — the open row deleted and the outbox row
+ * written in one synchronous step, so one commit; on wake, `recoverOpen` books each call a
+ * restart left open as `failed`, in one step too. So every call lands in the outbox once.
+ * The tables are created here (not in migrations/) because only this module reads or writes them.
  */
+import { dayOf } from "./clock.ts";
 import type { UsageEntry } from "./tenant-store.ts";
 
 /** Rows sent per flush at most. */
@@ -25,6 +31,8 @@ export class UsageOutbox {
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       day TEXT NOT NULL, model TEXT NOT NULL, key_id TEXT NOT NULL, status TEXT NOT NULL,
       input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, at INTEGER NOT NULL)`);
+    sql.exec(`CREATE TABLE IF NOT EXISTS usage_open (
+      id TEXT PRIMARY KEY, model TEXT NOT NULL, key_id TEXT NOT NULL, at INTEGER NOT NULL)`);
     const row = sql
       .exec<{ n: number; at: number | null }>("SELECT COUNT(*) AS n, MIN(at) AS at FROM usage_outbox")
       .one();
@@ -46,6 +54,39 @@ export class UsageOutbox {
     );
     this.waiting++;
     this.oldest ??= at;
+  }
+
+  /** A metered call started (`id`: its response id, or its own for a call that stores nothing). */
+  open(id: string, model: string, keyId: string, at: number): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO usage_open (id, model, key_id, at) VALUES (?, ?, ?, ?)",
+      id,
+      model,
+      keyId,
+      at,
+    );
+  }
+
+  /** A metered call ended: its open row goes, its outbox row comes, in one synchronous step. */
+  close(id: string, entry: Omit<UsageEntry, "seq">, at: number): void {
+    this.sql.exec("DELETE FROM usage_open WHERE id = ?", id);
+    this.add(entry, at);
+  }
+
+  /**
+   * Books every call an earlier instance left open (a restart ended it) as `failed` with no
+   * tokens (nothing is left to count what its upstream had been sent), on the day it started.
+   * @returns how many were booked.
+   */
+  recoverOpen(now: number): number {
+    const open = this.sql
+      .exec<{ id: string; model: string; key_id: string; at: number }>("SELECT * FROM usage_open")
+      .toArray();
+    for (const row of open) {
+      const entry = { day: dayOf(row.at), model: row.model, keyId: row.key_id, status: "failed" };
+      this.close(row.id, { ...entry, inputTokens: 0, outputTokens: 0 }, now);
+    }
+    return open.length;
   }
 
   /** The oldest rows, up to `OUTBOX_BATCH` (read from storage: what any instance wrote). */

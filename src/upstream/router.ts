@@ -2,8 +2,10 @@
  * Per-session upstream selection: maps a model to its route chain (routes.ts) and keeps one
  * adapter instance per route for the session's lifetime in memory, so stateful adapters (the
  * Responses WebSocket one) keep their warm connection across turns. Owns adapter construction and
- * which credential each adapter carries: the route's own key, unless the session's `RouteKeys`
- * (a tenant's own upstream key, src/tenancy/tenant-upstream-key.ts) says otherwise.
+ * which credential each call carries: the route's own key, unless the session's `RouteKeys`
+ * (a tenant's own upstream key, src/tenancy/tenant-upstream-key.ts) says otherwise — for turns
+ * (`upstreamFor`) and for the unary calls a session forwards (`unary`: `/responses/compact`,
+ * `/responses/input_tokens`) alike: the one way out to a tenant's upstream.
  * Invariants: a model with no route is rejected before anything is sent anywhere; an adapter is
  * used only while its credential is the one `RouteKeys` gives for its route — when that changes,
  * the next lookup (or `rekey`) builds a new adapter and disposes the old one, whose warm socket
@@ -11,10 +13,12 @@
  */
 import type { TurnSettings } from "../protocol/create-request.ts";
 import { ApiError } from "../protocol/errors.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import { ChatCompletionsUpstream } from "./chat/adapter.ts";
 import type { ClientPresence } from "./client-presence.ts";
 import { decorateUpstream } from "./decorate.ts";
 import { FallbackUpstream } from "./fallback.ts";
+import { postJson } from "./http-client.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
 import { DEFAULT_UPSTREAM_IDLE_MS, ResponsesWsUpstream } from "./responses-ws/adapter.ts";
 import { refuseUnservable } from "./route-capabilities.ts";
@@ -107,15 +111,7 @@ export class UpstreamRouter {
    *   type a route of the chain cannot serve.
    */
   upstreamFor(model: string, settings?: Partial<TurnSettings>): Upstream {
-    const [route] = routesFor(this.routes, model);
-    if (!route) {
-      throw new ApiError(400, {
-        type: "invalid_request_error",
-        code: "model_not_found",
-        message: `The model '${model}' does not exist or is not routed by this Deltagate.`,
-        param: "model",
-      });
-    }
+    const route = this.first(model);
     const chain = this.routes.filter((candidate) => candidate.model === route.model);
     if (settings) for (const link of chain) refuseUnservable(link.api, model, settings);
     return new FallbackUpstream(
@@ -126,6 +122,44 @@ export class UpstreamRouter {
         contextWindow: link.contextWindow,
       })),
     );
+  }
+
+  /**
+   * The first route serving `model` (its `compaction` / `input_tokens` setting says who serves
+   * those endpoints), or null.
+   */
+  routeFor(model: string): UpstreamRoute | null {
+    return routesFor(this.routes, model)[0] ?? null;
+  }
+
+  /**
+   * A unary JSON call to the first route of `model` (`path`: `/responses/compact`,
+   * `/responses/input_tokens`): the body `build` makes for that route, its `model` rewritten as the
+   * route says, sent with the credential `RouteKeys` gives the route (no retry, no fallback: the
+   * answer is relayed as is).
+   * @throws {ApiError} 400 `model_not_found` when no route matches; {UpstreamError} as `postJson`.
+   */
+  unary(
+    model: string,
+    path: string,
+    build: (route: UpstreamRoute) => JsonObject,
+    signal: AbortSignal,
+  ): Promise<unknown> {
+    const route = this.first(model);
+    const body = { ...build(route), model: route.upstreamModel ?? model };
+    return postJson({ baseUrl: route.baseUrl, apiKey: this.keys(route) }, path, JSON.stringify(body), signal);
+  }
+
+  /** The first route serving `model`. @throws {ApiError} 400 `model_not_found`. */
+  private first(model: string): UpstreamRoute {
+    const [route] = routesFor(this.routes, model);
+    if (route) return route;
+    throw new ApiError(400, {
+      type: "invalid_request_error",
+      code: "model_not_found",
+      message: `The model '${model}' does not exist or is not routed by this Deltagate.`,
+      param: "model",
+    });
   }
 
   private adapterFor(route: UpstreamRoute): Upstream {

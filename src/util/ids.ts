@@ -9,27 +9,13 @@
  *   upstream issued — a minted id never goes upstream (src/upstream/item-conversion.ts). A
  *   foreign id of the same shape passes the check with probability 2^-24.
  */
+import { fromBase64Url, fromHex, toBase64Url, toHex } from "../crypto/encoding.ts";
 
 /** Random bytes as base64url without padding. */
 export function randomToken(bytes = 16): string {
   const buf = new Uint8Array(bytes);
   crypto.getRandomValues(buf);
   return toBase64Url(buf);
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-function fromBase64Url(text: string): Uint8Array | null {
-  try {
-    const bin = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-    return Uint8Array.from(bin, (c) => c.charCodeAt(0));
-  } catch {
-    return null;
-  }
 }
 
 const OWNER_CHARS = 43; // base64url of 32 bytes
@@ -39,8 +25,8 @@ const OWNER_CHARS = 43; // base64url of 32 bytes
  * @returns `resp_` + 43 owner chars + 22 random chars (70 chars in all).
  */
 export function newResponseId(ownerHex: string): string {
-  const owner = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) owner[i] = Number.parseInt(ownerHex.slice(i * 2, i * 2 + 2), 16);
+  const owner = fromHex(ownerHex);
+  if (owner?.length !== 32) throw new TypeError("a Durable Object id is 64 hex digits");
   return `resp_${toBase64Url(owner)}${randomToken(16)}`;
 }
 
@@ -52,7 +38,7 @@ export function responseOwner(responseId: string): string | null {
   if (!responseId.startsWith("resp_") || responseId.length !== 5 + OWNER_CHARS + 22) return null;
   const bytes = fromBase64Url(responseId.slice(5, 5 + OWNER_CHARS));
   if (bytes?.length !== 32) return null;
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(bytes);
 }
 
 /** A `Map`, so an item type named after an `Object.prototype` member gets `item_` too. */
@@ -93,7 +79,6 @@ export function isMintedItemId(id: string): boolean {
   const cut = id.length - TOKEN_CHARS - 1;
   if (cut < 1 || id[cut] !== "_" || !MINTED_PREFIXES.has(id.slice(0, cut))) return false;
   const token = id.slice(cut + 1);
-  if (!/^[A-Za-z0-9_-]+$/.test(token)) return false;
   const bytes = fromBase64Url(token);
   if (bytes?.length !== RANDOM_BYTES + CHECK_BYTES) return false;
   const check = (bytes[RANDOM_BYTES]! << 16) | (bytes[RANDOM_BYTES + 1]! << 8) | bytes[RANDOM_BYTES + 2]!;

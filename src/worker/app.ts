@@ -7,7 +7,8 @@
  *   (no auth, `DEMO_CLIENT_SECRET_TENANT`): client secrets (client-secrets.ts);
  * - `GET /demo/` → the web agent page, only where the demo is enabled (demo-page.ts);
  * - `GET /v1/models` → the configured model list (auth; a client secret sees its own models);
- * - `GET /v1/usage` → the tenant's own usage by day and model; `/admin/v1/*` → the admin API
+ * - `GET /v1/usage` → the tenant's own usage by day and model (a tenant key only: a client secret
+ *   gets 403, it reaches only its session); `/admin/v1/*` → the admin API
  *   behind `ADMIN_API_KEY` (src/tenancy/admin-api.ts);
  * - `GET /v1/responses` + `Upgrade: websocket` → 401 before any upgrade if the key is bad, 426
  *   without the upgrade header (Codex then falls back to HTTP), else the session's Durable Object
@@ -21,6 +22,7 @@
  * Source: https://platform.openai.com/docs/api-reference/responses
  */
 import { type Context, Hono } from "hono";
+import { clientSecretNotTenantWide } from "../auth/errors.ts";
 import { parseConfig, redactorOf } from "../config/config.ts";
 import { asApiError, errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError } from "../protocol/errors.ts";
@@ -71,8 +73,11 @@ export function createApp(): Hono<AppEnv> {
   app.get("/demo", (c) => demoPage(c));
   app.get("/demo/*", (c) => demoPage(c));
 
-  // A client secret may not mint secrets; every other route takes one, within its bindings.
+  // A client secret may not mint secrets nor read tenant-wide routes (it reaches only its session);
+  // every other route takes one, within its bindings.
   app.post("/v1/client_secrets", authentication({ clientSecrets: false }), (c) => createClientSecret(c));
+  const tenantWide = authentication({ clientSecrets: false, refused: clientSecretNotTenantWide });
+  app.get("/v1/usage", tenantWide, (c) => tenantUsage(c.env, c.get("tenant"), c.req.query("since")));
   app.use("/v1/*", authentication({ clientSecrets: true }));
 
   app.get("/v1/models", (c) => {
@@ -85,7 +90,6 @@ export function createApp(): Hono<AppEnv> {
     });
   });
 
-  app.get("/v1/usage", (c) => tenantUsage(c.env, c.get("tenant"), c.req.query("since")));
   app.get("/v1/responses", (c) => upgradeOr426(c));
   app.post("/v1/responses", (c) => createResponse(c));
   app.post("/v1/responses/compact", (c) => compactResponse(c));

@@ -28,7 +28,8 @@ import {
   clientSecretTenantUnknown,
 } from "../auth/errors.ts";
 import { type Config, parseConfig } from "../config/config.ts";
-import { invalidApiKey } from "../protocol/errors.ts";
+import { type ApiError, invalidApiKey } from "../protocol/errors.ts";
+import { presentedKey } from "../tenancy/presented-key.ts";
 import { resolveKey, resolveSecretTenant } from "../tenancy/resolve-key.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import type { AppEnv, Principal } from "./app-env.ts";
@@ -67,13 +68,8 @@ export function echoedProtocol(headers: Headers): string | null {
 
 /** The credential a request presents and where it was found, or null. */
 function presented(request: Request): { value: string; source: Source } | null {
-  const auth = request.headers.get("authorization");
-  if (auth) {
-    const match = /^Bearer\s+(.+)$/i.exec(auth.trim());
-    if (match?.[1]) return { value: match[1].trim(), source: "header" };
-  }
-  const apiKey = request.headers.get("api-key")?.trim();
-  if (apiKey) return { value: apiKey, source: "header" };
+  const fromHeader = presentedKey(request.headers);
+  if (fromHeader) return { value: fromHeader, source: "header" };
   if (!isUpgrade(request)) return null;
   const entry = offeredProtocols(request.headers).find((p) => p.startsWith(CREDENTIAL_PROTOCOL_PREFIX));
   const fromProtocol = entry?.slice(CREDENTIAL_PROTOCOL_PREFIX.length);
@@ -88,8 +84,13 @@ function presented(request: Request): { value: string; source: Source } | null {
 
 /** Options of `authentication`. */
 export interface AuthOptions {
-  /** Whether a client secret may call the route (false: `POST /v1/client_secrets`, which mints them). */
+  /**
+   * Whether a client secret may call the route (false: `POST /v1/client_secrets`, which mints
+   * them, and the tenant-wide routes, `GET /v1/usage`).
+   */
   clientSecrets: boolean;
+  /** The 403 a client secret gets where it may not go (default: the minting route's). */
+  refused?: () => ApiError;
 }
 
 /**
@@ -116,7 +117,7 @@ export async function authenticate(
     // A tenant that is gone (no key in DELTAGATE_API_KEYS, no control-plane row) loses its secrets with it.
     const account = await resolveSecretTenant(claims.tenant, claims.id, env, config, track);
     if (!account) throw clientSecretTenantUnknown();
-    if (!options.clientSecrets) throw clientSecretCannotMint();
+    if (!options.clientSecrets) throw (options.refused ?? clientSecretCannotMint)();
     return { tenant: claims.tenant, secret: claims, account };
   }
   const account = await resolveKey(credential.value, env, config, track);

@@ -10,9 +10,10 @@
  * A request authenticated by a client secret (src/auth/) reaches its bound session only: naming
  * another session is 401 `client_secret_session_mismatch`; a response id of any other Durable
  * Object (another session of its tenant or another tenant's) is not found, exactly as an unknown
- * id — checked here from the id alone, with no storage read; its model and size bindings are
- * checked here for HTTP turns, and by the session Durable Object for WebSocket frames (the binding
- * travels in `BINDING_HEADER`), where its turns are also counted (`max_turns`).
+ * id — checked here from the id alone, with no storage read; the rest of its binding (models,
+ * size, `max_turns`) is applied by the session Durable Object's one admission
+ * (src/session/admission.ts) to every call alike: the binding travels with each RPC call, and in
+ * `BINDING_HEADER` with an upgrade.
  * A new chain without a named session (and without a client secret) goes to its conversation's
  * affinity session (affinity.ts: the session its resends share), else — that one busy — a fresh
  * one.
@@ -21,16 +22,17 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { clientSecretSessionMismatch, websocketProtocolRequired } from "../auth/errors.ts";
-import { bindingRefusal, ownedBy } from "../auth/secret-binding.ts";
+import { ownedBy } from "../auth/secret-binding.ts";
 import { parseConfig } from "../config/config.ts";
+import { keepaliveWanted } from "../http/client-options.ts";
 import { readBodyText } from "../http/request-body.ts";
+import { timingOptIn, wantsTiming } from "../pipeline/turn-timing.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
 import { ApiError, invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
-import { keepaliveWanted } from "../session/client-options.ts";
 import {
   AFFINITY_BUSY_HEADER,
   BINDING_HEADER,
@@ -39,7 +41,6 @@ import {
   TENANT_HEADER,
 } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
-import { timingOptIn, wantsTiming } from "../session/turn-timing.ts";
 import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
 import { responseOwner } from "../util/ids.ts";
 import { affinitySessionId } from "./affinity.ts";
@@ -215,24 +216,21 @@ export async function upgrade(c: Context<AppEnv>): Promise<Response> {
 }
 
 /**
- * `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session.
- * A client secret's bindings are checked before the session is called (nothing stored, no
- * upstream), its turn counted by the session.
+ * `POST /v1/responses`: continues the owner's chain, or starts one in the named/new session, whose
+ * admission (src/session/admission.ts) applies a client secret's binding and the tenant's limits.
  */
 export async function createResponse(c: Context<AppEnv>): Promise<Response> {
   const startedAt = performance.now();
   const { request, bytes } = await createBody(c.req.raw);
-  // Per-stage timing (src/session/turn-timing.ts): the opt-in, and the time spent on the body.
+  // Per-stage timing (src/pipeline/turn-timing.ts): the opt-in, and the time spent on the body.
   const timing = timingOptIn(c.req.raw.headers);
-  checkBinding(c, request, bytes);
-  const binding = turnBinding(c);
+  boundSession(c);
   const options = {
     parseMs: performance.now() - startedAt,
     ...(wantsTiming(timing) ? { timing } : {}),
-    ...(binding ? { binding } : {}),
-    // `x-deltagate-keepalive: 0` (src/session/client-options.ts).
+    ...admissionOptions(c, bytes),
+    // `x-deltagate-keepalive: 0` (src/http/client-options.ts).
     ...(keepaliveWanted(c.req.raw.headers) ? {} : { keepalive: false }),
-    tenancy: { tenant: c.get("principal").account, bytes },
   };
   const tenant = c.get("tenant");
   const previous = request.previous_response_id;
@@ -261,14 +259,13 @@ function sessionStub(c: Context<AppEnv>, tenant: string, sessionId: string): Ses
 
 /**
  * The session a request reading a context goes to: the owner of `previous_response_id`, else the
- * named/new one. A client secret's bindings apply as to a turn (`checkBinding`).
+ * named/new one (a client secret's own: `boundSession`).
  */
 function contextStub(
   c: Context<AppEnv>,
-  request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
-  bytes: number,
+  request: { previous_response_id?: string | null | undefined },
 ): SessionStub {
-  checkBinding(c, request, bytes);
+  boundSession(c);
   const previous = request.previous_response_id;
   if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionFor(c)));
   const stub = ownerStub(c, previous);
@@ -288,41 +285,31 @@ async function unaryBody<T extends z.ZodType>(
 }
 
 /**
- * A client secret's bindings applied to a request that reads a context or runs a turn: its own
- * session only (naming another is a 401, another session's parent is not found), its models (when
- * the request names one) and its size limit. Nothing for a tenant key.
- * @throws {ApiError} the binding's refusal.
+ * A client secret's session rule, checked before any session is called: naming another session is
+ * refused even when `previous_response_id` routes the request (a parent of another session is not
+ * found: `ownerStub`). Nothing for a tenant key.
+ * @throws {ApiError} 401 `client_secret_session_mismatch`.
  */
-function checkBinding(
-  c: Context<AppEnv>,
-  request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
-  bytes: number,
-): void {
+function boundSession(c: Context<AppEnv>): void {
+  if (c.get("principal").secret) sessionFor(c);
+}
+
+/** What the session's admission (src/session/admission.ts) needs of the caller besides the body. */
+function admissionOptions(c: Context<AppEnv>, bytes: number) {
   const binding = turnBinding(c);
-  const bound = boundOwner(c);
-  if (!binding || !bound) return;
-  sessionFor(c); // naming another session is refused even when previous_response_id routes the request
-  const model = request.model ?? null;
-  const rule = model === null ? { ...binding, models: null } : binding;
-  const refused = bindingRefusal(
-    rule,
-    { model: model ?? "", previous_response_id: request.previous_response_id },
-    bytes,
-    bound,
-  );
-  if (refused) throw refused;
+  return { ...(binding ? { binding } : {}), tenancy: { tenant: c.get("principal").account, bytes } };
 }
 
 /** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */
 export async function compactResponse(c: Context<AppEnv>): Promise<Response> {
   const { body, bytes } = await unaryBody(c.req.raw, compactRequest);
-  return contextStub(c, body, bytes).compactResponse(c.get("tenant"), body);
+  return contextStub(c, body).compactResponse(c.get("tenant"), body, admissionOptions(c, bytes));
 }
 
 /** `POST /v1/responses/input_tokens`: counts a context's input tokens. */
 export async function countInputTokens(c: Context<AppEnv>): Promise<Response> {
   const { body, bytes } = await unaryBody(c.req.raw, inputTokensRequest);
-  return contextStub(c, body, bytes).countInputTokens(c.get("tenant"), body);
+  return contextStub(c, body).countInputTokens(c.get("tenant"), body, admissionOptions(c, bytes));
 }
 
 /** `GET /v1/responses/{id}` (`stream=true&starting_after=N` resumes the event stream). */

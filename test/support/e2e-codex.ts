@@ -1,6 +1,7 @@
 /**
- * Runs the installed Codex CLI (`codex exec`, npm @openai/codex 0.171.0) against a Deltagate URL
- * over the Responses WebSocket, for end-to-end tests. Owns the throwaway CODEX_HOME: its
+ * Runs the installed Codex CLI (`codex exec`, or `codex exec resume --last` of an earlier run;
+ * npm @openai/codex 0.171.0) against a Deltagate URL over the Responses WebSocket, for
+ * end-to-end tests. Owns the throwaway CODEX_HOME (shared by a run and the runs resuming it): its
  * config.toml is test/fixtures/codex/config.toml.template with the provider's `base_url` and the
  * model catalog path filled in, plus test-only provider settings that make a broken WebSocket
  * turn show up as a fallback or a failure within seconds instead of being retried quietly.
@@ -8,7 +9,7 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { z } from "zod";
 import { LOCAL_DEV_KEY, REPO_ROOT } from "../../scripts/local-stack.ts";
 import { type ProcessResult, runProcess } from "./e2e-process.ts";
@@ -51,6 +52,8 @@ export interface CodexRun extends ProcessResult {
   events: CodexEvent[];
   /** The `-C` working directory the shell tool ran in. */
   workdir: string;
+  /** The run's CODEX_HOME (its config.toml and, unless `--ephemeral`, its recorded sessions). */
+  home: string;
 }
 
 /** Options of `runCodexExec`. */
@@ -60,13 +63,23 @@ export interface CodexExecOptions {
   prompt: string;
   /** Kill Codex after this many ms. */
   timeoutMs: number;
+  /** Record the session in CODEX_HOME (no `--ephemeral`), so a later run can resume it. */
+  keepSession?: boolean;
+  /**
+   * `codex exec resume --last` instead of a new session: the session `earlier` recorded (it ran
+   * with `keepSession`), in its CODEX_HOME and working directory (Codex picks the newest session
+   * of the working directory).
+   */
+  resume?: CodexRun;
+  /** Extra lines for the `[model_providers.deltagate]` table (e.g. `http_headers = { … }`). */
+  providerSettings?: readonly string[];
 }
 
 /**
  * The CODEX_HOME config.toml for `baseUrl`.
  * @throws {Error} when the template no longer has the placeholders it is filled through.
  */
-export function codexConfig(baseUrl: string): string {
+export function codexConfig(baseUrl: string, providerSettings: readonly string[] = []): string {
   const template = readFileSync(join(REPO_ROOT, "test/fixtures/codex/config.toml.template"), "utf8");
   if (!template.includes("http://127.0.0.1:PORT/v1") || !template.includes("/ABS/PATH/")) {
     throw new Error("config.toml.template lost its `http://127.0.0.1:PORT/v1` or `/ABS/PATH/` placeholder");
@@ -76,39 +89,46 @@ export function codexConfig(baseUrl: string): string {
     .replace("/ABS/PATH/", `${REPO_ROOT}/`)
     .trimEnd();
   // The template ends inside [model_providers.deltagate], so these keys land in that table.
-  return `${filled}\n${TEST_PROVIDER_SETTINGS.join("\n")}\n`;
+  return `${filled}\n${[...TEST_PROVIDER_SETTINGS, ...providerSettings].join("\n")}\n`;
 }
 
 /**
  * Runs `codex exec --json --sandbox workspace-write` in a fresh temp working directory with a
- * fresh CODEX_HOME, stdin on /dev/null, and the local dev key in `LOCAL_API_KEY` (the template's
- * `env_key`). Inherited `OPENAI_*` variables are dropped so nothing but the config steers it.
- * @returns the exit status, output and parsed events; the caller removes nothing (see `cleanup`).
+ * fresh CODEX_HOME (or, with `resume`, `codex exec … resume --last` in the earlier run's), stdin
+ * on /dev/null, and the local dev key in `LOCAL_API_KEY` (the template's `env_key`). Inherited
+ * `OPENAI_*` variables are dropped so nothing but the config steers it.
+ * @returns the exit status, output and parsed events; the caller removes nothing (see `cleanup`,
+ *   which removes the directories of the first run and of every run that resumed it).
  */
 export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun & { cleanup(): void }> {
-  const root = mkdtempSync(join(tmpdir(), "deltagate-codex-"));
+  const earlier = options.resume;
+  const root = earlier ? dirname(earlier.home) : mkdtempSync(join(tmpdir(), "deltagate-codex-"));
   const home = join(root, "home");
   const workdir = join(root, "work");
-  mkdirSync(home);
-  mkdirSync(workdir);
-  writeFileSync(join(home, "config.toml"), codexConfig(options.baseUrl));
+  if (!earlier) {
+    mkdirSync(home);
+    mkdirSync(workdir);
+  }
+  writeFileSync(join(home, "config.toml"), codexConfig(options.baseUrl, options.providerSettings));
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith("OPENAI_") && !name.startsWith("CODEX_")) env[name] = value;
   }
   env.CODEX_HOME = home;
   env.LOCAL_API_KEY = LOCAL_DEV_KEY;
+  // `exec`'s own options go before `resume`, which has no `-C` or `--sandbox` of its own.
   const args = [
     CODEX_BIN,
     "exec",
-    "--skip-git-repo-check",
-    "--ephemeral",
-    "--json",
-    "--strict-config",
     "-C",
     workdir,
     "--sandbox",
     "workspace-write",
+    ...(earlier ? ["resume", "--last"] : []),
+    "--skip-git-repo-check",
+    ...(options.keepSession || earlier ? [] : ["--ephemeral"]),
+    "--json",
+    "--strict-config",
     options.prompt,
   ];
   // Run the wrapper with this Node (its `#!/usr/bin/env node` might find an older one).
@@ -121,5 +141,11 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun 
     .split("\n")
     .filter((line) => line.trim().startsWith("{"))
     .map((line) => codexEvent.parse(JSON.parse(line)));
-  return { ...result, events, workdir, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    ...result,
+    events,
+    workdir,
+    home,
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }

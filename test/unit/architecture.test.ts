@@ -30,6 +30,7 @@ const LAYERS = [
   "protocol",
   "secrets",
   "util",
+  "crypto",
 ] as const;
 
 /** Known exceptions to the layer order and to "no circles": none. */
@@ -131,5 +132,66 @@ describe("src/ layers", () => {
 
   it("has no import circles (but for the known ones listed)", () => {
     expect(cycles(edges)).toEqual([...KNOWN_CYCLES].sort());
+  });
+});
+
+/**
+ * One admission (issue #23 item 1, src/session/admission.ts): every call that reaches a model or
+ * counts against a tenant is admitted there, so nothing else may ask the tenant gate
+ * (`admit`, `resolveModel`: src/tenancy/tenant-gate.ts) or apply a client secret's binding or turn
+ * count (`bindingRefusal`, `countSecretTurn`, `refundSecretTurn`). Read on the source text: a call
+ * is `<receiver>.admit(` / `.resolveModel(` or a call of one of those functions by name.
+ */
+describe("one admission", () => {
+  const ADMISSION = "session/admission.ts";
+  /**
+   * Receivers that are not the tenant gate: a socket's lanes, the admission itself, and `this`
+   * (a class calling its own method: the gate inside itself, the transports' admission dependency).
+   */
+  const OTHER_RECEIVERS = new Set(["lanes", "admission", "this"]);
+  const BINDING_RULES = ["bindingRefusal", "countSecretTurn", "refundSecretTurn"];
+
+  /** `file: receiver.method(` / `file: function(` for every call the rule reserves to the admission. */
+  function reservedCalls(): string[] {
+    const calls: string[] = [];
+    for (const path of sourceFiles(SRC)) {
+      const file = relative(SRC, path);
+      // Comments name these calls (documentation, not calls).
+      const text = readFileSync(path, "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/\/\/.*$/gm, "");
+      for (const match of text.matchAll(/(\w+)\s*\??\.\s*(admit|resolveModel)\s*\??\.?\s*\(/g)) {
+        const [, receiver = "", method = ""] = match;
+        if (OTHER_RECEIVERS.has(receiver) && (method === "admit" || receiver === "this")) continue;
+        calls.push(`${file}: ${receiver}.${method}(`);
+      }
+      for (const name of BINDING_RULES) {
+        for (const match of text.matchAll(new RegExp(`(function\\s+)?\\b${name}\\s*\\(`, "g"))) {
+          if (!match[1]) calls.push(`${file}: ${name}(`);
+        }
+      }
+    }
+    return calls.sort();
+  }
+
+  it("asks the tenant gate and applies a secret's binding in src/session/admission.ts only", () => {
+    const calls = reservedCalls();
+    // Sanity: the rule sees the admission's own calls.
+    expect(calls).toContain(`${ADMISSION}: gate.admit(`);
+    expect(calls).toContain(`${ADMISSION}: bindingRefusal(`);
+    expect(calls.filter((call) => !call.startsWith(`${ADMISSION}:`))).toEqual([]);
+  });
+});
+
+describe("the session Durable Object's lifecycle", () => {
+  // Its runtime handlers (wake, frame, close, alarm, deadlines) iterate the lifecycle parts
+  // (src/session/lifecycle.ts) listed in session-parts.ts; a part with a lifecycle is added there,
+  // never by editing session-do.ts. Entry points (RPC methods) still call the part they serve.
+  it("names no lifecycle part in session-do.ts", () => {
+    const text = readFileSync(resolve(SRC, "session/session-do.ts"), "utf8");
+    const named = text.match(
+      /parts\.(scopes|presence|store)\b|live\.detach|tenancy\.(released|flush|deadline)\b|recoverInterrupted|expireBefore/g,
+    );
+    expect(named ?? []).toEqual([]);
   });
 });

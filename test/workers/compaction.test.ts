@@ -5,7 +5,7 @@
  * routes) and on upstreams Deltagate compacts for (the default Responses route, Chat Completions),
  * and the refusal of forged or foreign compaction items.
  */
-import { describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { MARKER as SAFETY_MARKER } from "../support/safety.ts";
 import { sdkClient } from "../support/sdk-client.ts";
 import {
@@ -325,6 +325,42 @@ describe("forged compaction items", () => {
     expect(frame).toMatchObject({ type: "error", status: 400, error: { code: "invalid_encrypted_content" } });
     ws.close();
     expect(await recorded(marker)).toHaveLength(0);
+  });
+
+  afterEach(() => vi.restoreAllMocks());
+
+  it("a malformed token (a body whose length is 1 mod 4) is 400 on every route that reads one, with no error log line", async () => {
+    const errors: string[] = [];
+    vi.spyOn(console, "error").mockImplementation((...args: unknown[]) => {
+      errors.push(args.map(String).join(" "));
+    });
+    const item = await sealed();
+    const content = String(item.encrypted_content);
+    const head = content.slice(0, content.lastIndexOf(".") + 1); // `dgc1.<kid>.`: a key of this deployment
+    const body = content.slice(head.length);
+    const malformed = {
+      ...item,
+      encrypted_content: head + body.slice(0, body.length - ((body.length - 1) % 4)),
+    };
+    expect((String(malformed.encrypted_content).length - head.length) % 4).toBe(1);
+    const marker = `malformed-${crypto.randomUUID()}`;
+    const input = [malformed, userMessage(marker)];
+    for (const path of ["/v1/responses", "/v1/responses/compact", "/v1/responses/input_tokens"]) {
+      const res = await post(path, { model: "sim-chat", input });
+      expect(res.status, path).toBe(400);
+      const error = ((await res.json()) as { error: { code: string; param: string } }).error;
+      expect(error, path).toMatchObject({ code: "invalid_encrypted_content", param: "input[0]" });
+    }
+    const ws = await connect({ session: uniqueSession("malformed") });
+    ws.send({ type: "response.create", model: "deltagate-sim", input });
+    const [frame] = await ws.turn(0);
+    expect(frame).toMatchObject({ type: "error", status: 400, error: { code: "invalid_encrypted_content" } });
+    // The socket stays open: the next turn completes.
+    ws.send({ type: "response.create", model: "deltagate-sim", input: [userMessage("after it")] });
+    expect((await ws.turn(1)).at(-1)).toMatchObject({ type: "response.completed" });
+    ws.close();
+    expect(await recorded(marker)).toHaveLength(0);
+    expect(errors).toEqual([]);
   });
 
   it("another tenant's item, and an item of another issuer on a route Deltagate compacts for, are refused", async () => {

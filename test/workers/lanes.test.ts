@@ -116,7 +116,7 @@ describe("lanes", () => {
   it("drops creates still queued when the socket closes; the running store:true one finishes", async () => {
     const session = uniqueSession("queue-close");
     const hold = uniqueSession("queue-close-hold");
-    // A socket with a store:false grace window (src/session/client-options.ts), and a store:false
+    // A socket with a store:false grace window (src/http/client-options.ts), and a store:false
     // response of it: its scope is released (its grace window starts) when the Durable Object
     // handles the close.
     const ws = await connect({ session, headers: { "x-deltagate-store-false-grace": "300000" } });

@@ -64,7 +64,7 @@ const BIG_OUTPUT = `big\n${"ls -la → drwxr-xr-x café 漢字 🚀\n".repeat(10
 describe("one deletion of a response", () => {
   it("a store:false chain with a multi-MB item leaves no row once its socket's grace window is over", async () => {
     const session = uniqueSession("delete-grace");
-    // A socket that asked for a grace window (src/session/client-options.ts): its state outlives it.
+    // A socket that asked for a grace window (src/http/client-options.ts): its state outlives it.
     const grace = String(DEFAULT_STORE_FALSE_GRACE_MAX_MS);
     const ws = await connect({ session, headers: { "x-deltagate-store-false-grace": grace } });
     ws.send({ type: "response.create", model: MODEL, store: false, input: "run `ls`", tools: [SHELL_TOOL] });

@@ -26,7 +26,7 @@ async function firstTurn(
   marker: string,
   session: string,
 ): Promise<{ ws: TestSocket; id: string }> {
-  // A store:false grace window, so the chain outlives this socket (src/session/client-options.ts).
+  // A store:false grace window, so the chain outlives this socket (src/http/client-options.ts).
   const ws = await connect({ session, headers: { "x-deltagate-store-false-grace": "300000" } });
   ws.send({ type: "response.create", model, store: false, input: `${marker} hello [sim:tokens=8]` });
   const frames = await ws.turn(0);

@@ -40,6 +40,11 @@ describe("compaction tokens", () => {
     );
     await expect(openToken("gAAAAABfernet", "tenant-a", keys)).rejects.toBeInstanceOf(CompactionTokenError);
     await expect(openToken("dgc1.zz.@@@", "tenant-a", keys)).rejects.toBeInstanceOf(CompactionTokenError);
+    // A body whose length is 1 mod 4 under a kid of this deployment: no base64url has that length.
+    const head = token.slice(0, token.lastIndexOf(".") + 1);
+    for (const body of ["A", "AAAAA", token.slice(head.length, head.length + 41)]) {
+      await expect(openToken(head + body, "tenant-a", keys)).rejects.toBeInstanceOf(CompactionTokenError);
+    }
   });
 
   it("rotation: a new current key still opens items sealed with the previous one", async () => {

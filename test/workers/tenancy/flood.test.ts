@@ -3,15 +3,18 @@
  * 429 `websocket_queue_full` on its lane — the default lane's before the frame is parsed
  * (src/session/flood-screen.ts) — the socket stays open, the queued creates run once the running one
  * ends, and another session's turn completes meanwhile; a refused frame runs no SQL (nothing but the
- * screen runs for it).
+ * screen runs for it). The flood stays within the socket's frame budget (frame-budget.ts); past it,
+ * every frame is refused unread (frame-budget.test.ts).
  */
 import { describe, expect, inject, it } from "vitest";
+import { FRAME_BURST } from "../../../src/session/frame-budget.ts";
 import { MAX_QUEUED } from "../../../src/session/lanes.ts";
 import { recordSql } from "../../support/session-stub.ts";
 import { connect, uniqueSession } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
-const EXTRA = 500;
+// Within the socket's frame budget (a flood past it: frame-budget.test.ts), so every count is exact.
+const EXTRA = FRAME_BURST - MAX_QUEUED - 2;
 
 describe("flood of creates on one socket", () => {
   it("refuses what does not fit, cheaply, and keeps the socket and its neighbours working", async () => {

@@ -15,7 +15,7 @@
  * Invariant: nothing is sent to a client that did not ask; nothing a client sent is logged.
  * Source: https://www.w3.org/TR/server-timing/
  */
-import type { TimingReport, TurnFacts } from "../pipeline/turn-timer.ts";
+import type { TimingReport, TurnFacts } from "./turn-timer.ts";
 
 /** Which timing renderings a client asked for. */
 export interface TimingOptIn {

@@ -1,7 +1,7 @@
 /**
  * Protocol extensions a client opts into per connection (WebSocket upgrade: a header or a query
  * parameter) or per request (`POST /v1/responses`: the header). Owns their names, syntax and
- * bounds; what they change lives elsewhere (scope.ts, src/engine/turn-emitter.ts).
+ * bounds; what they change lives elsewhere (src/session/scope.ts, src/engine/turn-emitter.ts).
  * - `x-deltagate-store-false-grace: <ms>` / `?store_false_grace_ms=<ms>` (upgrade only): how long
  *   this socket's store:false state stays continuable by another socket of the same tenant after
  *   it closes. Capped by `STORE_FALSE_GRACE_MAX_MS`; without it, `STORE_FALSE_GRACE_MS` (default 0:

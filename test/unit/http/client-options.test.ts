@@ -1,11 +1,11 @@
 /**
- * The per-connection opt-ins (src/session/client-options.ts): the store:false grace window a
+ * The per-connection opt-ins (src/http/client-options.ts): the store:false grace window a
  * socket asks for (header or query parameter; the operator's default without one; lowered to the
  * cap) and the keepalive opt-out; a malformed value is a 400 naming the header.
  */
 import { describe, expect, it } from "vitest";
+import { clientOptions, keepaliveWanted } from "../../../src/http/client-options.ts";
 import { ApiError } from "../../../src/protocol/errors.ts";
-import { clientOptions, keepaliveWanted } from "../../../src/session/client-options.ts";
 
 const URL_PLAIN = "https://gate.example/v1/responses";
 const bounds = { defaultMs: 0, maxMs: 300_000 };
