@@ -28,6 +28,7 @@ import {
   type TimingOptIn,
   wantsTiming,
 } from "../pipeline/turn-timing.ts";
+import { sampled, type Tracer, traceTurn } from "../pipeline/turn-trace.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
@@ -51,6 +52,10 @@ export interface HttpTransportDeps {
   turnLog: boolean;
   /** Counts a turn of a client secret (`max_turns`, secret-turn-gate.ts): the error when none is left. */
   countTurn(binding: SecretTurnBinding): ApiError | null;
+  /** The runtime's tracer (src/pipeline/turn-trace.ts), null where it has none: a sampled turn's spans. */
+  tracer?: Tracer | null;
+  /** The session Durable Object's id (hex), on a sampled turn's span. */
+  objectId?: string;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -106,11 +111,42 @@ export class HttpTransport {
 
   /** `POST /v1/responses`, validated by the Worker. */
   async create(request: CreateRequest, tenant: string, options: CreateOptions = {}): Promise<Response> {
-    if (options.affinity && this.deps.live.size >= AFFINITY_MAX_RUNNING) {
+    // The clock starts when the Worker started reading the body.
+    const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
+    const tracer = this.deps.tracer;
+    if (!sampled(tracer)) return this.admitAndRun(request, tenant, options, timer);
+    // A sampled turn runs in its span (src/pipeline/turn-trace.ts), ended by `log`.
+    const turn = {
+      transport: "http",
+      session: this.deps.objectId ?? "",
+      model: request.model,
+      store: request.store ?? true,
+      stream: request.stream === true,
+    } as const;
+    return traceTurn(tracer, turn, (trace) => {
+      timer.trace = trace;
+      return this.admitAndRun(request, tenant, options, timer);
+    });
+  }
+
+  private async admitAndRun(
+    request: CreateRequest,
+    tenant: string,
+    options: CreateOptions,
+    timer: TurnTimer,
+  ): Promise<Response> {
+    const admission = timer.trace?.start("admission");
+    const busy = options.affinity === true && this.deps.live.size >= AFFINITY_MAX_RUNNING;
+    const exhausted = !busy && options.binding ? this.deps.countTurn(options.binding) : null;
+    admission?.end();
+    if (busy) {
+      timer.trace?.finish(timer.stages(), timer.facts(), "affinity_busy");
       return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
     }
-    const exhausted = options.binding ? this.deps.countTurn(options.binding) : null;
-    if (exhausted) throw exhausted;
+    if (exhausted) {
+      timer.trace?.finish(timer.stages(), timer.facts(), exhausted.code ?? exhausted.type);
+      throw exhausted;
+    }
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const keyId = options.tenancy?.tenant.keyId;
     const scope: TurnScope = {
@@ -122,8 +158,6 @@ export class HttpTransport {
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
     };
-    // The clock starts when the Worker started reading the body.
-    const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
     timer.lap("parse");
     const timed = wantsTiming(options.timing);
     if (request.stream) return this.createStreaming(request, scope, cleanup, timer, timed);
@@ -167,8 +201,9 @@ export class HttpTransport {
   /** The turn's log line (`TURN_LOG`). */
   private log(request: CreateRequest, timer: TurnTimer, responseId: string | null, error: unknown): void {
     timer.end();
-    if (!this.deps.turnLog) return;
     const refused = error instanceof ApiError ? (error.code ?? error.type) : error ? "server_error" : null;
+    timer.trace?.finish(timer.stages(), timer.facts(), refused);
+    if (!this.deps.turnLog) return;
     logTurn({
       transport: "http",
       responseId,

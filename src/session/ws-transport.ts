@@ -20,6 +20,7 @@ import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
+import { sampled, type Tracer, traceTurn } from "../pipeline/turn-trace.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -120,6 +121,8 @@ export interface WebSocketTransportDeps {
    * null to run it, else the error to send (429 over a tenant limit; the socket stays open).
    */
   admit?(conn: Connection, request: CreateRequest, bytes: number): ApiError | null;
+  /** The runtime's tracer (src/pipeline/turn-trace.ts), null where it has none: a sampled turn's spans. */
+  tracer?: Tracer | null;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -135,9 +138,11 @@ export class WebSocketTransport {
   private readonly turnLog: boolean;
   private readonly countTurn: (binding: SecretTurnBinding) => ApiError | null;
   private readonly admit: WebSocketTransportDeps["admit"];
+  private readonly tracer: Tracer | null;
 
   constructor(deps: WebSocketTransportDeps) {
     this.admit = deps.admit;
+    this.tracer = deps.tracer ?? null;
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -234,17 +239,45 @@ export class WebSocketTransport {
     track: (p: Promise<unknown>) => void,
     timer: TurnTimer,
   ): void {
+    if (!sampled(this.tracer)) {
+      this.admitAndRun(conn, request, bytes, track, timer);
+      return;
+    }
+    // A sampled turn runs in its span (src/pipeline/turn-trace.ts), ended by `reportTiming`.
+    const turn = {
+      transport: "websocket",
+      session: this.objectId,
+      model: request.model,
+      store: request.store ?? true,
+      stream: true,
+    } as const;
+    traceTurn(this.tracer, turn, (trace) => {
+      timer.trace = trace;
+      this.admitAndRun(conn, request, bytes, track, timer);
+    });
+  }
+
+  private admitAndRun(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+  ): void {
     const streamId = request.stream_id;
     // A client secret's socket: its bindings first, then the lane, the tenant's limits
     // (src/tenancy/tenant-gate.ts), and its turn counted once everything admits it.
     const binding = conn.attachment.binding;
+    const admission = timer.trace?.start("admission");
     const rejected =
       (binding ? bindingRefusal(binding, request, bytes, this.objectId) : null) ??
       conn.lanes.admit(streamId, bytes) ??
       this.admit?.(conn, request, bytes) ??
       (binding ? this.countTurn(binding) : null);
+    admission?.end();
     if (rejected) {
       this.sendError(conn, rejected, streamId);
+      timer.trace?.finish(timer.stages(), timer.facts(), rejected.code ?? rejected.type);
       return;
     }
     conn.lanes.enqueue(
@@ -252,7 +285,10 @@ export class WebSocketTransport {
       () => {
         // A create still queued when its socket closed was never started (no response.created):
         // drop it rather than generate a response nobody asked to keep waiting for.
-        if (conn.closed.signal.aborted) return Promise.resolve();
+        if (conn.closed.signal.aborted) {
+          timer.trace?.finish(timer.stages(), timer.facts(), "client_gone");
+          return Promise.resolve();
+        }
         timer.lap("queue");
         const run = this.engine
           .run(
@@ -299,6 +335,7 @@ export class WebSocketTransport {
   ): void {
     timer.end();
     const stages = timer.stages();
+    timer.trace?.finish(stages, timer.facts(), error);
     conn.lastDoneAt = timer.clock();
     const optIn = attachmentOf(conn.ws)?.timing ?? conn.attachment.timing;
     if (optIn && responseId && !conn.closed.signal.aborted) {
