@@ -2,14 +2,19 @@
  * Tracing in the local runtime (src/pipeline/turn-trace.ts): what a test can observe of it here.
  * workerd has the `tracing` API a turn uses (so the tracer is detected, as in production), but it
  * samples no invocation and exports nothing: every turn takes the unsampled path (one
- * `getActiveSpan()`, one boolean) and runs as before. The spans' names and attributes are tested
- * against a recording tracer (test/unit/pipeline/turn-trace.test.ts); in a deployment they show
- * in Workers Observability and at the OTLP destinations wrangler.toml names (README "Tracing").
+ * `getActiveSpan()`, one boolean) and runs as before. To see a sampled turn's spans through the
+ * real session (socket, engine, stages, SQLite, simulator), a session's WebSocket transport is
+ * given a recording tracer whose invocation is sampled (test/support/recording-tracer.ts). In a
+ * deployment the spans show in Workers Observability and at the OTLP destinations wrangler.toml
+ * names (README "Tracing").
  */
+import { runInDurableObject } from "cloudflare:test";
 import * as workers from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sampled, tracerOf } from "../../src/pipeline/turn-trace.ts";
-import { KEY_A, workerFetch } from "../support/ws-client.ts";
+import { sampled, type Tracer, tracerOf } from "../../src/pipeline/turn-trace.ts";
+import { recordingTracer } from "../support/recording-tracer.ts";
+import { sessionStub } from "../support/session-stub.ts";
+import { connect, KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
 
 describe("tracing in the local runtime", () => {
   it("has the calls a turn makes, and samples nothing", () => {
@@ -31,5 +36,50 @@ describe("tracing in the local runtime", () => {
     });
     expect(response.status).toBe(200);
     expect(((await response.json()) as { status: string }).status).toBe("completed");
+  });
+
+  it("a sampled WebSocket turn through the real session: its span, stage spans and attributes", async () => {
+    const session = uniqueSession("trace");
+    const ws = await connect({ session });
+    const recording = recordingTracer(true);
+    await runInDurableObject(sessionStub("tenant-a", session), (instance) => {
+      const parts = (instance as unknown as { parts: { ws: { tracer: Tracer | null } } }).parts;
+      parts.ws.tracer = recording.tracer;
+    });
+    ws.send({ type: "response.create", model: "deltagate-sim", input: "hi [sim:tokens=4]" });
+    const frames = await ws.turn(0);
+    const done = frames.at(-1) as unknown as { response: { id: string; usage: { input_tokens: number } } };
+    const turn = () => recording.named("chat deltagate-sim");
+    await ws.until(() => turn()?.ends === 1); // ended after the terminal event (reportTiming)
+    ws.close();
+    // In the default `parallel` safety mode the upstream is asked before the input check starts.
+    // (The recording tracer sees parents of synchronous callbacks only: nesting is the runtime's.)
+    const spans = recording.spans.map((span) => `${span.name} ${span.ends}`);
+    expect(spans.sort()).toEqual([
+      "chat deltagate-sim 1",
+      "deltagate.admission 1",
+      "deltagate.commit 1",
+      "deltagate.context 1",
+      "deltagate.safety 1",
+      "deltagate.upstream_first_event 1",
+    ]);
+    const attributes = turn()!.attributes;
+    expect(attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": "deltagate-sim",
+      "gen_ai.response.id": done.response.id,
+      "gen_ai.usage.input_tokens": done.response.usage.input_tokens,
+      "deltagate.transport": "websocket",
+      "deltagate.response.status": "completed",
+      "deltagate.chained": false,
+    });
+    for (const key of [
+      "gen_ai.usage.output_tokens",
+      "gen_ai.response.time_to_first_chunk",
+      "deltagate.stage.total_ms",
+      "deltagate.upstream_request_bytes",
+    ]) {
+      expect(typeof attributes[key], key).toBe("number");
+    }
   });
 });

@@ -31,68 +31,7 @@ import { safeUpstream } from "../../../src/safety/safe-upstream.ts";
 import { HttpTransport } from "../../../src/session/http-transport.ts";
 import type { ConversationStore } from "../../../src/store/conversation-store.ts";
 import type { Upstream, UpstreamEvent, UpstreamRequest } from "../../../src/upstream/upstream.ts";
-
-interface Recorded {
-  name: string;
-  parent: string | null;
-  attributes: Record<string, string | number | boolean>;
-  status: string | null;
-  ends: number;
-}
-
-/** A tracer with the runtime's shape that records its spans (`calls` counts every call made). */
-function recordingTracer(traced: boolean) {
-  const spans: Recorded[] = [];
-  const calls: string[] = [];
-  const stack: Recorded[] = [];
-  const make = (name: string): TraceSpan & { record: Recorded } => {
-    const record: Recorded = {
-      name,
-      parent: stack.at(-1)?.name ?? null,
-      attributes: {},
-      status: null,
-      ends: 0,
-    };
-    spans.push(record);
-    return {
-      record,
-      isTraced: traced,
-      setAttribute(key, value) {
-        record.attributes[key] = value;
-        return this;
-      },
-      setStatus(status) {
-        record.status = status.code;
-        return this;
-      },
-      end() {
-        record.ends++;
-      },
-    };
-  };
-  const tracer: Tracer = {
-    getActiveSpan() {
-      calls.push("getActiveSpan");
-      return { isTraced: traced, setAttribute: () => {}, end: () => {} };
-    },
-    startActiveSpan(name, callback) {
-      calls.push("startActiveSpan");
-      const span = make(name);
-      stack.push(span.record);
-      try {
-        return callback(span);
-      } finally {
-        stack.pop();
-      }
-    },
-    startSpan(name) {
-      calls.push("startSpan");
-      return make(name);
-    },
-  };
-  const named = (name: string) => spans.find((span) => span.name === name);
-  return { tracer, spans, calls, named };
-}
+import { recordingTracer } from "../../support/recording-tracer.ts";
 
 const TURN = {
   transport: "websocket",
