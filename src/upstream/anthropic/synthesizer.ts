@@ -25,21 +25,14 @@
  * https://docs.anthropic.com/en/api/messages (`stop_reason`, `usage`),
  * https://platform.openai.com/docs/api-reference/responses-streaming.
  */
-import type { TurnSettings } from "../../protocol/create-request.ts";
-import type { Json, JsonObject } from "../../protocol/json.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId } from "../../util/ids.ts";
+import { type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import { sealThinking, type ThinkingBlock } from "./thinking-blocks.ts";
 import type { AnthropicUsage, StreamEvent } from "./wire.ts";
 
-/** What the synthesized Response object reports besides its output. */
-export interface SynthesisMeta {
-  id: string;
-  model: string;
-  /** Unix seconds. */
-  createdAt: number;
-  settings: Partial<TurnSettings>;
-}
+export type { SynthesisMeta } from "../synthesized-response.ts";
 
 interface MessageState {
   outputIndex: number;
@@ -168,25 +161,9 @@ export class AnthropicEventSynthesizer {
   }
 
   private response(status: string, incomplete: JsonObject | null): JsonObject {
-    const s = this.meta.settings;
-    return {
-      id: this.meta.id,
-      object: "response",
-      created_at: this.meta.createdAt,
-      status,
-      model: this.meta.model,
-      output: status === "in_progress" ? [] : [...this.done],
-      error: null,
-      incomplete_details: incomplete,
-      usage: status === "in_progress" ? null : toResponsesUsage(this.usage),
-      instructions: s.instructions ?? null,
-      metadata: {},
-      parallel_tool_calls: s.parallel_tool_calls ?? true,
-      temperature: s.temperature ?? 1,
-      top_p: s.top_p ?? 1,
-      tool_choice: s.tool_choice ?? "auto",
-      tools: (s.tools ?? []) as Json,
-    };
+    const inProgress = status === "in_progress";
+    const usage = inProgress ? null : toResponsesUsage(this.usage);
+    return synthesizedResponse(this.meta, status, inProgress ? [] : [...this.done], incomplete, usage);
   }
 
   private startBlock(

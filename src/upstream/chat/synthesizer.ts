@@ -13,21 +13,13 @@
  * Ids are the adapter's own (`msg_…`, `fc_…`, `call_…` when the upstream gives none); the engine
  * re-keys them. Pure: no I/O.
  */
-import type { TurnSettings } from "../../protocol/create-request.ts";
-import type { Json, JsonObject } from "../../protocol/json.ts";
+import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId, randomToken } from "../../util/ids.ts";
+import { type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import type { ChatChunk, ChatToolCallDelta, ChatUsage } from "./wire.ts";
 
-/** What the synthesized Response object reports besides its output. */
-export interface SynthesisMeta {
-  /** The adapter's own response id (re-keyed by the engine). */
-  id: string;
-  model: string;
-  /** Unix seconds. */
-  createdAt: number;
-  settings: Partial<TurnSettings>;
-}
+export type { SynthesisMeta } from "../synthesized-response.ts";
 
 type PartType = "output_text" | "refusal";
 
@@ -158,25 +150,13 @@ export class ChatEventSynthesizer {
   }
 
   private response(status: string, output: JsonObject[], incomplete: JsonObject | null): JsonObject {
-    const s = this.meta.settings;
-    return {
-      id: this.meta.id,
-      object: "response",
-      created_at: this.meta.createdAt,
+    return synthesizedResponse(
+      this.meta,
       status,
-      model: this.meta.model,
       output,
-      error: null,
-      incomplete_details: incomplete,
-      usage: status === "in_progress" ? null : this.usage,
-      instructions: s.instructions ?? null,
-      metadata: {},
-      parallel_tool_calls: s.parallel_tool_calls ?? true,
-      temperature: s.temperature ?? 1,
-      top_p: s.top_p ?? 1,
-      tool_choice: s.tool_choice ?? "auto",
-      tools: (s.tools ?? []) as Json,
-    };
+      incomplete,
+      status === "in_progress" ? null : this.usage,
+    );
   }
 
   private text(out: UpstreamEvent[], type: PartType, delta: string): void {
