@@ -1,20 +1,23 @@
 /**
- * The README's benchmark table, generated from a results file: `renderReadmeBlock` builds the
- * Markdown between the `<!-- bench:start -->` and `<!-- bench:end -->` markers, `replaceBlock`
- * swaps it into the README text. `npm run bench:readme` (bench/update-readme.ts) runs both on
+ * The benchmark page's tables (docs/benchmarks.md, `BENCH_PAGE`), generated from a results file:
+ * `renderReadmeBlock` builds the Markdown between the `<!-- bench:start -->` and
+ * `<!-- bench:end -->` markers, `replaceBlock` swaps it into the page's text. `npm run bench:readme` (bench/update-readme.ts) runs both on
  * bench/results/latest.json; a full default `npm run bench` does it at the end of the run.
- * Invariant: pure functions; the text outside the markers is never changed, and a README without
+ * Invariant: pure functions; the text outside the markers is never changed, and a page without
  * both markers (in that order) is an error, not a silent append.
  */
 import type { ResultsFile } from "./results.ts";
 import { bytes, loadTable, resendTable, summaryTable, targetsTable } from "./tables.ts";
+
+/** The page that holds the block, from the repository's root (the README links to it). */
+export const BENCH_PAGE = "docs/benchmarks.md";
 
 /** The opening marker (on its own line). */
 export const BLOCK_START = "<!-- bench:start -->";
 /** The closing marker (on its own line). */
 export const BLOCK_END = "<!-- bench:end -->";
 
-/** The generated Markdown for the README (without the markers). */
+/** The generated Markdown for the benchmark page (without the markers). */
 export function renderReadmeBlock(results: ResultsFile): string {
   const rounds = results.profiles.map((p) => `${p.id} ${p.rounds}`).join(", ");
   const load = loadTable(results.load);
@@ -47,7 +50,7 @@ export function renderReadmeBlock(results: ResultsFile): string {
       : []),
     ...(load ? ["", "Load (one `wrangler dev`, loopback, zero model time):", "", load] : []),
     "",
-    "![Loop time relative to A per profile](bench/results/latest.svg)",
+    "![Loop time relative to A per profile](../bench/results/latest.svg)",
   ].join("\n");
 }
 
@@ -60,7 +63,7 @@ export function replaceBlock(readme: string, block: string): string {
   const end = readme.indexOf(BLOCK_END);
   if (start < 0 || end < 0 || end < start) {
     throw new Error(
-      `README.md needs ${BLOCK_START} … ${BLOCK_END} (in that order) around the benchmark table`,
+      `${BENCH_PAGE} needs ${BLOCK_START} … ${BLOCK_END} (in that order) around the benchmark table`,
     );
   }
   return `${readme.slice(0, start + BLOCK_START.length)}\n${block.trim()}\n${readme.slice(end)}`;

@@ -4,7 +4,7 @@
  * unmeasured short warm-up loop per scenario, then interleaved rounds (every (profile, scenario)
  * pair once per round, the order rotated each round), then the load mode (load.ts). Writes
  * `latest.json` (every raw number), `latest.md` (tables) and `latest.svg` (chart) to
- * bench/results/ and, after a default run, the README's benchmark block (readme-block.ts).
+ * bench/results/ and, after a default run, the benchmark block of docs/benchmarks.md (readme-block.ts).
  * Settings: bench/config.ts (env `BENCH_*`, listed in bench/README.md).
  * Owns the lifetime of the stack (stack.ts): it is stopped on completion, on error, on
  * SIGINT/SIGTERM/SIGHUP and when the parent process dies. Exit code 0 when every scenario was
@@ -33,6 +33,7 @@ import {
   startProfile,
   upstreamKey,
 } from "./profiles.ts";
+import { BENCH_PAGE } from "./readme-block.ts";
 import { buildReport, newScenarioRun, type ScenarioRun } from "./report.ts";
 import { checkTargets, type ProfileResult, type ResultsFile } from "./results.ts";
 import { SCENARIO_IDS, type ScenarioId, type ScenarioRunParams, scenarioById } from "./scenarios.ts";
@@ -352,10 +353,10 @@ async function main(): Promise<number> {
     const updateReadme =
       config.BENCH_README === "1" || (config.BENCH_README === "auto" && isDefaultRun(process.env));
     if (updateReadme) {
-      updateReadmeBlock(results, join(REPO_ROOT, "README.md"));
-      log("rewrote the benchmark block of README.md");
+      updateReadmeBlock(results, join(REPO_ROOT, BENCH_PAGE));
+      log(`rewrote the benchmark block of ${BENCH_PAGE}`);
     } else {
-      log("README.md left as it is (not a default run; `npm run bench:readme` rewrites its block)");
+      log(`${BENCH_PAGE} left as it is (not a default run; \`npm run bench:readme\` rewrites its block)`);
     }
     if (elapsedS > 600) log(`note: the loops took ${elapsedS.toFixed(0)} s, more than the 10-minute budget`);
     return profileResults.every((p) => p.scenarios.every((r) => r.status === "ok")) ? 0 : 3;

@@ -17,7 +17,7 @@ import { join } from "node:path";
 /** The file's name inside the state directory. */
 export const LOCAL_SECRETS_FILE = "deltagate-local-secrets.json";
 
-/** The Worker settings the file holds (names of the README's configuration table). */
+/** The Worker settings the file holds (names of docs/configuration.md's table). */
 export const LOCAL_SECRET_NAMES = [
   "CLIENT_SECRET_SIGNING_KEY",
   "CONTROL_SECRET",

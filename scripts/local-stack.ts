@@ -29,7 +29,7 @@ import { type LocalSecrets, localSecrets } from "./local-secrets.ts";
 import { runtimeOrigin } from "./runtime-origin.ts";
 
 /**
- * The local development API key (documented in .dev.vars.example and the README). A published
+ * The local development API key (documented in .dev.vars.example and the README's "Run it"). A published
  * value on purpose (`npm run demo`, the README's curl lines): it reaches only processes on this
  * machine, since the stack listens on 127.0.0.1 and refuses every other origin (see below).
  */
@@ -277,7 +277,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const origin = `http://127.0.0.1:${port}`;
   const vars: Record<string, string> = {
     DELTAGATE_API_KEYS: options.apiKeys ?? `${LOCAL_DEV_KEY}:local`,
-    // Its own origins only: no other page may call it (README "Security").
+    // Its own origins only: no other page may call it (docs/local-stack.md "Closed by default").
     CORS_ALLOWED_ORIGINS: `${origin},http://localhost:${port}`,
     // The development minting route `POST /demo/client_secret`, for the local tenant (with the
     // default keys only: custom keys name their own tenants).

@@ -1,7 +1,7 @@
 /**
  * `npm start`: Deltagate on http://127.0.0.1:8787 (PORT overrides) with the embedded reference
- * simulator as its upstream on 127.0.0.1:8788 (SIM_PORT overrides). Every setting of the README's
- * configuration table is taken from this process's environment (scripts/start-config.ts); setting
+ * simulator as its upstream on 127.0.0.1:8788 (SIM_PORT overrides). Every setting of docs/configuration.md's
+ * table is taken from this process's environment (scripts/start-config.ts); setting
  * UPSTREAM_BASE_URL (with UPSTREAM_API_KEY, MODELS) switches to a real model server instead of the
  * simulator; no account or key is needed otherwise. Durable Object state persists in
  * .wrangler/state (DELTAGATE_STATE_DIR overrides), beside the stack's own random secrets

@@ -1,6 +1,6 @@
 /**
  * Deltagate's own compaction: asks the route's model for a summary of a context with a fixed,
- * documented prompt (README "Compaction"), and reads the summary off the stream. Owns the prompt
+ * documented prompt (docs/compaction.md), and reads the summary off the stream. Owns the prompt
  * and the summarization request. Works through any `Upstream` (Responses HTTP or WebSocket mode,
  * Chat Completions), so any upstream can compact.
  * The request: `instructions` = `COMPACTION_PROMPT`; input = the client's instructions (as a

@@ -72,7 +72,7 @@ export interface Config {
   turnLog: boolean;
   /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
   compactionKeys: readonly string[];
-  /** Client secrets and where credentials may travel (README "Client secrets"). */
+  /** Client secrets and where credentials may travel (docs/browsers-and-phones.md). */
   clientSecrets: {
     /** HMAC key of client secrets (`CLIENT_SECRET_SIGNING_KEY`); null: client secrets are off. */
     signingKey: string | null;

@@ -52,7 +52,7 @@ export interface Env {
   WS_MAX_CONNECTION_MS?: string;
   /** Ms of silence in a response's stream after which a `keepalive` event is sent (default 30,000; 0 = never). */
   KEEPALIVE_MS?: string;
-  /** Safety policy of the deployment, JSON (src/safety/policy.ts; README "Safety"). */
+  /** Safety policy of the deployment, JSON (src/safety/policy.ts; docs/safety.md). */
   SAFETY?: string;
   /** Safety mode: `off`, `blocking` or `parallel` (default); wins over `SAFETY.mode`. */
   SAFETY_MODE?: string;

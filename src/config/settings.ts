@@ -1,5 +1,5 @@
 /**
- * The names of the Worker's settings: every variable `parseConfig` reads (the README's
+ * The names of the Worker's settings: every variable `parseConfig` reads (docs/configuration.md's
  * configuration table), and the secrets the routing table names. Local tooling (`npm start`)
  * forwards exactly these to the Worker, so a setting cannot be documented, parsed and yet
  * unreachable locally.
@@ -9,7 +9,7 @@
 import { isRecord } from "../protocol/json.ts";
 import type { Env } from "./env.ts";
 
-/** Every setting variable of the Worker, in the README's order. */
+/** Every setting variable of the Worker, in docs/configuration.md's order. */
 export const SETTING_NAMES = [
   "DELTAGATE_API_KEYS",
   "CONTROL_SECRET",

@@ -75,7 +75,7 @@ const metadata = z.record(z.string(), z.string()).superRefine((value, ctx) => {
   }
 });
 
-/** `stream_id` lane label syntax (README "Protocol notes and extensions", lanes). */
+/** `stream_id` lane label syntax (docs/protocol.md, lanes). */
 export const STREAM_ID_PATTERN = /^[A-Za-z0-9_.-]{1,256}$/;
 
 /** Settings that belong to one response: echoed on the Response object, forwarded upstream. */

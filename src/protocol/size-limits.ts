@@ -1,5 +1,5 @@
 /**
- * Every size limit Deltagate enforces on what a client sends, in one place (README "Size limits"),
+ * Every size limit Deltagate enforces on what a client sends, in one place (docs/limits.md),
  * and their errors. All sizes are UTF-8 bytes (what travels and what SQLite stores), never UTF-16
  * code units. Owns the choice of the numbers:
  * - a request (HTTP body, WebSocket frame) ≤ 24 MiB: below the 32 MiB of a received WebSocket

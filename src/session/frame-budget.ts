@@ -1,5 +1,5 @@
 /**
- * The frame budget of one client WebSocket (README "Tenants, keys and limits", the flood): a token
+ * The frame budget of one client WebSocket (docs/tenancy.md, "A flood on one socket"): a token
  * bucket of frames and one of bytes, refilled continuously, taken from for every frame the socket
  * sends — whatever its type, field order, lane or validity — before anything else reads it.
  * Owns the numbers and the refusal:

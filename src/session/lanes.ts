@@ -1,5 +1,5 @@
 /**
- * Lane scheduling of one WebSocket connection (README "Protocol notes and extensions", lanes). Owns the ordering rules:
+ * Lane scheduling of one WebSocket connection (docs/protocol.md, lanes). Owns the ordering rules:
  * - the default lane (no `stream_id`) and each named lane run their responses strictly in order,
  *   one at a time, queueing later `response.create`s instead of rejecting them;
  * - different lanes run concurrently, at most `maxInFlight` (16) responses across all lanes, the

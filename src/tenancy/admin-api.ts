@@ -2,7 +2,7 @@
  * The admin HTTP API (`/admin/v1/*`) and the tenant's own usage route (`GET /v1/usage`). Owns the
  * admin bearer check: only `ADMIN_API_KEY` opens it (compared in constant time); a tenant key never
  * does, and without the binding the whole API answers 404 as if it did not exist.
- * Routes (README "Admin"):
+ * Routes (docs/tenancy.md "Admin API and CLI"):
  * - `GET|POST /admin/v1/tenants`, `GET|PATCH /admin/v1/tenants/{id}`;
  * - `GET|POST /admin/v1/tenants/{id}/keys`, `POST /admin/v1/tenants/{id}/keys/{key_id}/revoke`
  *   (a new key is in the `POST`'s answer, once; nothing can show it again);

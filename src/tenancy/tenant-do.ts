@@ -10,7 +10,7 @@
  * Why a Durable Object per tenant: strongly consistent (a revocation or a budget is exact here), no
  * global bottleneck (Cloudflare calls one global limiter object an anti-pattern, and one object
  * serves about 1,000 requests/s), and it is off the hot path: the Worker and the sessions cache
- * what they read from it (README "Tenants, keys and limits").
+ * what they read from it (docs/tenancy.md).
  * Source: https://developers.cloudflare.com/durable-objects/best-practices/rules-of-durable-objects/
  */
 import { DurableObject } from "cloudflare:workers";

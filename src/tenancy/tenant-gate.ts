@@ -10,7 +10,7 @@
  *   in, the tenant-wide counts, limits, settings, revoked keys and the sealed upstream key out —
  *   `SYNC_MS` after activity, from the alarm (no loss on eviction), and before a turn whose
  *   tenant upstream key is older than its bound (tenant-upstream-key.ts).
- * Approximation, documented in the README: another session's turns reach this view within
+ * Approximation, documented in docs/tenancy.md "Limits": another session's turns reach this view within
  * `SYNC_MS` plus the round trip, so a tenant spread over n busy sessions can exceed a per-minute
  * limit by what those sessions admit in that time; a session that just woke admits its first
  * turn before its first sync. Token usage is counted exactly (the ledger), and enforced as a soft

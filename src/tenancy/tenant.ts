@@ -10,8 +10,8 @@ import { z } from "zod";
 import { policyOverrideSchema } from "../safety/policy.ts";
 
 /**
- * Per-tenant limits (README "Tenants, keys and limits"); null or absent = unlimited. Which are
- * exact and which approximate is the README's table.
+ * Per-tenant limits (docs/tenancy.md); null or absent = unlimited. Which are
+ * exact and which approximate is docs/tenancy.md's table.
  */
 export const tenantLimitsSchema = z
   .object({
@@ -65,7 +65,7 @@ export const tenantSettingsSchema = z
   .object({
     /** Models this tenant may use (null = every configured model). */
     models: z.array(z.string().min(1).max(256)).max(256).nullable(),
-    /** Safety policy override (the `SAFETY_TENANTS` entry it replaces; README "Safety"). */
+    /** Safety policy override (the `SAFETY_TENANTS` entry it replaces; docs/safety.md). */
     safety: policyOverrideSchema.nullable(),
     /**
      * Routing overrides: a model id → the model sent upstream instead (e.g. pin `gpt-5.1` to a

@@ -10,7 +10,7 @@
  * route's warm socket; `context_window` (tokens, default `UPSTREAM_CONTEXT_WINDOW` or 128,000) is
  * what `truncation` fits into; `max_retries` (default `UPSTREAM_MAX_RETRIES` or 2) bounds retries of
  * a 429/5xx before the first event; `safety` overrides the safety policy for the route's models
- * (src/safety/policy.ts; README "Safety"); `compaction` and `input_tokens` (`upstream` | `deltagate`)
+ * (src/safety/policy.ts; docs/safety.md); `compaction` and `input_tokens` (`upstream` | `deltagate`)
  * say whether `/v1/responses/compact`, `compaction_trigger`, `context_management` and
  * `/v1/responses/input_tokens` go to the upstream or are done by Deltagate (src/compaction/; default
  * `upstream` for a Responses route to OpenAI or Azure OpenAI, the providers known to have them, else

@@ -1,5 +1,5 @@
 /**
- * The benchmark's pure parts (bench/): the README block rewrite, the per-stage timing parsers,
+ * The benchmark's pure parts (bench/): the benchmark page's block rewrite, the per-stage timing parsers,
  * quantiles, the report's paired ratios and per-turn added latency, the chart, and the workload's
  * size. No processes, no timings measured.
  */
@@ -46,7 +46,7 @@ function loop(latencies: number[], upBytes: number): LoopSample {
   };
 }
 
-describe("README block", () => {
+describe("the benchmark page's block", () => {
   it("replaces only what is between the markers", () => {
     const readme = `# Title\n\nintro\n${BLOCK_START}\nold table\n${BLOCK_END}\n\n## Next\n`;
     const out = replaceBlock(readme, "new table");
@@ -54,7 +54,7 @@ describe("README block", () => {
     expect(replaceBlock(out, "new table")).toBe(out);
   });
 
-  it("refuses a README without both markers in order", () => {
+  it("refuses a page without both markers in order", () => {
     expect(() => replaceBlock("no markers", "x")).toThrow(/bench:start/);
     expect(() => replaceBlock(`${BLOCK_END}\n${BLOCK_START}`, "x")).toThrow(/bench:start/);
   });
@@ -117,7 +117,7 @@ describe("report", () => {
     expect(re?.addedMs).toBeNull();
   });
 
-  it("renders tables, targets, the chart and the README block from a results object", () => {
+  it("renders tables, targets, the chart and the page's block from a results object", () => {
     const a = newScenarioRun(scenarioById("A"));
     const dg = newScenarioRun(scenarioById("DG-ws"));
     a.loops.set(0, loop([100, 100], 1000));

@@ -17,7 +17,7 @@ afterAll(() => rmSync(resultsDir, { recursive: true, force: true }));
 
 describe("npm run bench (tiny configuration)", () => {
   it("measures the chosen scenarios and the load step and writes latest.{json,md,svg}", async () => {
-    const readmeBefore = readFileSync(join(REPO_ROOT, "README.md"), "utf8");
+    const readmeBefore = readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8");
     const env: NodeJS.ProcessEnv = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith("BENCH_")),
     );
@@ -103,6 +103,6 @@ describe("npm run bench (tiny configuration)", () => {
     const svg = readFileSync(join(resultsDir, "latest.svg"), "utf8");
     expect(svg.startsWith("<svg ")).toBe(true);
     expect(svg.trimEnd().endsWith("</svg>")).toBe(true);
-    expect(readFileSync(join(REPO_ROOT, "README.md"), "utf8")).toBe(readmeBefore);
+    expect(readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8")).toBe(readmeBefore);
   }, 200_000);
 });

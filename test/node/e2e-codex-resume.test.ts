@@ -26,7 +26,7 @@ afterAll(() => {
 
 const e2e = useProxiedStack();
 
-/** Both runs ask for the reconnect window on their upgrade (README, `store: false`). */
+/** Both runs ask for the reconnect window on their upgrade (docs/sessions.md, `store: false`). */
 const GRACE = ['http_headers = { "x-deltagate-store-false-grace" = "300000" }'];
 
 /** Checks a run ended well, on the WebSocket, with its tool call run. */

@@ -1,5 +1,5 @@
 /**
- * End-to-end proof of the README's "Reconnecting and resuming" recipe with the real `openai` SDK
+ * End-to-end proof of the docs/sessions.md's "Reconnecting and resuming" recipe with the real `openai` SDK
  * against the local stack `npm start` runs (`wrangler dev` + the reference simulator, random
  * ports, own temp persistence). A recording proxy sits between the client and Deltagate and cuts
  * the live socket abruptly mid-stream (no close frame: 1006 for the client). The client is a
@@ -108,7 +108,7 @@ describe("ResponsesWS reconnect + deltagate.response.resume against wrangler dev
     expect(referenceText.length).toBeGreaterThan(1_000);
     expect(reference.map(sequenceOf)).toEqual(reference.map((_, i) => i));
 
-    // The README's recipe (README.md "Reconnecting and resuming"), as a user writes it.
+    // The recipe (docs/sessions.md "Reconnecting and resuming"), as a user writes it.
     const sessionId = `reconnect-e2e-${randomUUID()}`;
     const reconnecting: Parameters<ResponsesWSReconnectOptions["onReconnecting"]>[0][] = [];
     const ws = new ResponsesWS(client(), {

@@ -1,5 +1,5 @@
 /**
- * `npm start` passes the README's configuration settings on to the Worker (issue #7): started as a
+ * `npm start` passes docs/configuration.md's settings on to the Worker (issue #7): started as a
  * user starts it, with `UPSTREAM_API=responses-http` (the simulator's default is `responses-ws`), or with an `UPSTREAMS` routing table (and the
  * secret its `api_key_var` names, and `MODELS`), its turns reach the simulator the way the
  * settings say; and its banner prints the demo command for the port it runs on.

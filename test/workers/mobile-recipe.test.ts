@@ -1,5 +1,5 @@
 /**
- * The README's mobile recipe, step by step, with the real Worker and session Durable Object: an
+ * The mobile recipe (docs/browsers-and-phones.md), step by step, with the real Worker and session Durable Object: an
  * app's secret (bound to its session) opens a socket, a long store:true answer starts, the network
  * drops, and the secret expires while the phone is away. The reconnect with the old secret is
  * refused before the upgrade with 401 `client_secret_expired` and a message that says to mint a

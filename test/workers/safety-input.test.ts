@@ -122,7 +122,7 @@ describe("safety: flagged input", () => {
       model: "sim-safe-mod-parallel",
       input: `${nonce} [sim:flag] [sim:mod_delay_ms=300] [sim:tokens=3000]`,
     });
-    // The turn was accepted (response.created goes out at once, README "How errors are
+    // The turn was accepted (response.created goes out at once, docs/protocol.md "How errors are
     // reported"), so the verdict ends it: response.failed with moderation_blocked, no output.
     const frames = await ws.turn(0);
     expect(frames.map((f) => f.type)).toEqual([

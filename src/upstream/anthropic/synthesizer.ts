@@ -1,5 +1,5 @@
 /**
- * Anthropic stream events → Responses stream events (README "The upstream APIs", docs/anthropic.md).
+ * Anthropic stream events → Responses stream events (docs/upstreams.md, docs/anthropic.md).
  * Owns the state of one streamed Message: the content blocks by index, the open message item,
  * the stop reason and the usage. Mapping:
  * - `message_start` → `response.created`, `response.in_progress`;

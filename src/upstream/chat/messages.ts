@@ -1,5 +1,5 @@
 /**
- * Responses context → Chat Completions `messages` (README "The upstream APIs"). Owns the pairing
+ * Responses context → Chat Completions `messages` (docs/upstreams.md). Owns the pairing
  * and ordering rules Chat Completions servers enforce:
  * - the current turn's `instructions` become the single leading system message (nothing is ever
  *   synthesized from earlier turns: history items are translated as items only);

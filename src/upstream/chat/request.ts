@@ -1,5 +1,5 @@
 /**
- * Upstream request → Chat Completions request body (README "The upstream APIs"), rebuilt every turn
+ * Upstream request → Chat Completions request body (docs/upstreams.md), rebuilt every turn
  * from the full context. Owns the settings mapping: function tools only (hosted tools dropped),
  * `tool_choice`, `parallel_tool_calls`, `text.format` → `response_format`, `max_output_tokens` →
  * `max_completion_tokens`, `reasoning.effort` → `reasoning_effort`, sampling (`temperature`,

@@ -1,6 +1,6 @@
 /**
  * Hostile suite, settings sizes (issue #10 item 5): `instructions`, `tools`, `text` and every other
- * setting have documented caps in UTF-8 bytes (src/protocol/size-limits.ts, README "Size limits");
+ * setting have documented caps in UTF-8 bytes (src/protocol/size-limits.ts, docs/limits.md);
  * over them, HTTP answers 400 `invalid_request_error` naming the parameter and WebSocket an `error`
  * event with the same body (socket open). Nothing is stored or sent upstream for a refused create.
  */
