@@ -76,6 +76,16 @@ export interface TurnScope {
   keepalive?: boolean;
   /** The API key the turn came with (src/tenancy/; `env` for a `DELTAGATE_API_KEYS` key), for the usage ledger. */
   keyId?: string;
+  /**
+   * What the tenant's limits reserved for the turn at its admission (src/session/admission.ts),
+   * settled by `finished` to the turn's real usage; opaque here.
+   */
+  reservation?: TurnReservation;
+}
+
+/** Tokens the tenant gate reserved for a call (an object: the gate settles each one once). */
+export interface TurnReservation {
+  readonly tokens: number;
 }
 
 /** Collaborators of the engine. */

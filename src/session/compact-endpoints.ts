@@ -18,8 +18,9 @@
  * (admission.ts: compact as a turn, input_tokens as a count); every call either makes to an
  * upstream leaves through the session's router (src/upstream/router.ts: the tenant's own key, the
  * route's model rewrite) and is metered to the key that made it (`UsageMeter`: opened before the
- * first upstream call, booked once with how it ended — a restart's included); one that reaches no
- * upstream (Deltagate's own token count) is not metered.
+ * first upstream call, booked once with how it ended — a restart's included — settling what the
+ * compact's admission reserved of `tokens_per_day`, which it gives back however it ends); one that
+ * reaches no upstream (Deltagate's own token count) is not metered.
  * Source: https://platform.openai.com/docs/api-reference/responses/compact,
  *   https://platform.openai.com/docs/api-reference/responses/input-tokens
  */
@@ -32,7 +33,7 @@ import { EMPTY_CONTEXT, turnContext } from "../context/counted-context.ts";
 import { itemTokens, SettingsTokenMemo } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
 import { ZERO_USAGE } from "../engine/response-object.ts";
-import type { TurnEngine } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnReservation } from "../engine/turn-engine.ts";
 import { inputItems } from "../engine/turn-input.ts";
 import { compactionUnavailable } from "../pipeline/compaction-stage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
@@ -46,14 +47,25 @@ import { toUpstreamItems } from "../upstream/item-conversion.ts";
 import type { UpstreamRoute } from "../upstream/routes.ts";
 import { type Upstream, UpstreamError } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
+import type { Admitted } from "./admission.ts";
 import { newScopeId } from "./scope.ts";
 
 /** The usage ledger's side of a metered call (src/tenancy/session-tenancy.ts). */
 export interface UsageMeter {
   /** The call is about to reach an upstream (a restart from here on still books it). */
   started(id: string, model: string, keyId: string): void;
-  /** The call ended: booked once, with its usage (a Responses `usage` object) when it has one. */
-  ended(id: string, keyId: string, model: string, status: string, usage: unknown): void;
+  /**
+   * The call ended: booked once, with its usage (a Responses `usage` object) when it has one,
+   * settling `reservation` (src/tenancy/tenant-gate.ts) in the same step.
+   */
+  ended(
+    id: string,
+    keyId: string,
+    model: string,
+    status: string,
+    usage: unknown,
+    reservation?: TurnReservation | null,
+  ): void;
 }
 
 /** Collaborators of the endpoints. */
@@ -133,7 +145,7 @@ export class CompactEndpoints {
 
   /**
    * Runs `call` metered as `id` to `keyId`: opened before, booked once after with its status and
-   * the usage `usageOf` reads from its answer.
+   * the usage `usageOf` reads from its answer, settling `reservation`.
    */
   private async metered<T>(
     id: string,
@@ -141,24 +153,39 @@ export class CompactEndpoints {
     keyId: string,
     call: () => Promise<T>,
     usageOf: (answer: T) => unknown,
+    reservation: TurnReservation | null = null,
   ): Promise<T> {
     this.deps.meter.started(id, model, keyId);
     let answer: T;
     try {
       answer = await call();
     } catch (cause) {
-      this.deps.meter.ended(id, keyId, model, "failed", null);
+      this.deps.meter.ended(id, keyId, model, "failed", null, reservation);
       throw cause;
     }
-    this.deps.meter.ended(id, keyId, model, "completed", usageOf(answer));
+    this.deps.meter.ended(id, keyId, model, "completed", usageOf(answer), reservation);
     return answer;
   }
 
   /**
    * `POST /v1/responses/compact` (admitted: `request.model` is the admitted model).
-   * @param keyId the key that made it (the usage ledger's key).
+   * @param admitted its admission: the key that made it (the usage ledger's key) and what it
+   *   reserved, settled by its usage or, when it ends before reaching an upstream, given back.
    */
-  async compact(request: CompactRequest, tenant: string, keyId: string): Promise<Response> {
+  async compact(request: CompactRequest, tenant: string, admitted: Admitted): Promise<Response> {
+    try {
+      return await this.compactAdmitted(request, tenant, admitted);
+    } finally {
+      admitted.release(); // a compact that ended unbooked (a booked one settled it)
+    }
+  }
+
+  private async compactAdmitted(
+    request: CompactRequest,
+    tenant: string,
+    admitted: Admitted,
+  ): Promise<Response> {
+    const { keyId, reservation } = admitted;
     const route = this.route(request.model);
     const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
     if (items.length === 0) {
@@ -188,6 +215,7 @@ export class CompactEndpoints {
           return this.compactOwn(id, request, items, tenant);
         },
         (answer) => (isRecord(answer) ? answer.usage : null),
+        reservation,
       );
       return Response.json(answer);
     } catch (cause) {

@@ -33,6 +33,7 @@ import { ApiError, internalError, invalidRequest, responseNotFound } from "../pr
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import type { Admitted } from "./admission.ts";
 import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
@@ -116,23 +117,26 @@ export class HttpTransport {
 
   /**
    * `POST /v1/responses`, validated by the Worker and admitted by the session (admission.ts).
-   * @param keyId the key that made it (the usage ledger's key).
+   * @param admitted its admission: the key that made it (the usage ledger's key) and what it
+   *   reserved, given back when the turn ends unbooked.
    */
   async create(
     request: CreateRequest,
     tenant: string,
     options: CreateOptions,
-    keyId: string,
+    admitted: Admitted,
   ): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = {
       connId: newScopeId("http"),
       tenant,
       keepalive: options.keepalive !== false,
-      keyId,
+      keyId: admitted.keyId,
+      ...(admitted.reservation ? { reservation: admitted.reservation } : {}),
     };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
+      admitted.release(); // a turn that ended unbooked (a booked one settled it)
     };
     // The clock starts when the Worker started reading the body.
     const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
