@@ -218,6 +218,9 @@ export default defineConfig({
                   UPSTREAM_BASE_URL: upstream,
                   UPSTREAM_API_KEY: "sim-test-key",
                   DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
+                  // The three secrets keep their deprecated names on purpose (src/config/schema.ts
+                  // DEPRECATED_SETTINGS): every workers test runs the back-compatible path;
+                  // test/workers/root-secret.test.ts runs DELTAGATE_SECRET.
                   // Client secrets (src/auth/): a test signing key and the development minting route.
                   CLIENT_SECRET_SIGNING_KEY: "test-client-secret-signing-key-0123456789",
                   DEMO_CLIENT_SECRET_TENANT: "tenant-a",

@@ -9,8 +9,8 @@
  * `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
  * neither a developer's `.dev.vars` nor their shell variables can override it
  * (wrangler 4.164 `getVarsForDev`; https://developers.cloudflare.com/workers/configuration/environment-variables/).
- * Closed by default: its secrets (signing key of client secrets, control secret, admin key,
- * compaction key) come from the file beside its state (local-secrets.ts), never from a constant;
+ * Closed by default: its secrets (the root secret `DELTAGATE_SECRET`, the admin key) come from
+ * the file beside its state (local-secrets.ts), never from a constant;
  * `CORS_ALLOWED_ORIGINS` is its own origins (`http://127.0.0.1:PORT`, `http://localhost:PORT`)
  * unless the caller sets it, so a page on another origin gets no CORS answer and a 403 for
  * anything it sends, a WebSocket upgrade included.
@@ -284,7 +284,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ...(options.apiKeys === undefined && options.vars?.DELTAGATE_API_KEYS === undefined
       ? { DEMO_CLIENT_SECRET_TENANT: "local" }
       : {}),
-    // The local secrets (client-secret signing key, control secret, admin key, compaction key):
+    // The local secrets (the root secret, the admin key; an older state's deprecated ones too):
     // random, from the file beside the state (local-secrets.ts). Production sets its own.
     ...secrets,
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,

@@ -71,7 +71,8 @@ export interface UsageMeter {
 /** Collaborators of the endpoints. */
 export interface CompactEndpointsDeps {
   engine: TurnEngine;
-  keys: CompactionKeys;
+  /** The keys of Deltagate's compaction items (a promise: they may be derived, src/config/root-secret.ts). */
+  keys: Promise<CompactionKeys>;
   /** The first route serving `model`, or null (src/upstream/router.ts `routeFor`). */
   routeFor(model: string): UpstreamRoute | null;
   /**
@@ -195,9 +196,11 @@ export class CompactEndpoints {
         "empty_array",
       );
     }
-    const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, route.compaction);
+    const opened = await openCompactions(items, inputStart, tenant, await this.deps.keys, route.compaction);
     const sent = expandCompactions(items, opened);
-    if (route.compaction !== "upstream" && this.deps.keys.secrets.length === 0) throw compactionUnavailable();
+    if (route.compaction !== "upstream" && (await this.deps.keys).secrets.length === 0) {
+      throw compactionUnavailable();
+    }
     const id = newResponseId(this.deps.ownerId);
     try {
       const answer = await this.metered(
@@ -240,7 +243,7 @@ export class CompactEndpoints {
     items: readonly StoredItem[],
     tenant: string,
   ): Promise<Record<string, Json>> {
-    if (this.deps.keys.secrets.length === 0) throw compactionUnavailable();
+    if ((await this.deps.keys).secrets.length === 0) throw compactionUnavailable();
     // The summarization runs as a turn through the stages (src/pipeline/): the context window,
     // safety checks of its input and of the summary, the compaction stage (which expands the
     // context's own compaction items), retries and fallback. Nothing of it is stored.
@@ -273,7 +276,7 @@ export class CompactEndpoints {
     const compaction = {
       id: newItemId("compaction"),
       type: "compaction",
-      encrypted_content: await sealToken(payload, tenant, this.deps.keys),
+      encrypted_content: await sealToken(payload, tenant, await this.deps.keys),
     };
     const users = items.filter(
       (item) => item.type === "message" && (item as { role?: unknown }).role === "user",
@@ -298,7 +301,7 @@ export class CompactEndpoints {
     const route = request.model ? this.route(request.model) : null;
     const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
     const mode = route?.inputTokens ?? "deltagate";
-    const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, mode);
+    const opened = await openCompactions(items, inputStart, tenant, await this.deps.keys, mode);
     const sent = expandCompactions(items, opened);
     if (route && request.model && mode === "upstream") {
       const { previous_response_id: _previous, input: _input, model: _model, ...rest } = request;

@@ -183,7 +183,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
-    keys: { secrets: config.compactionKeys },
+    keys: config.compactionKeys.then((secrets) => ({ secrets })),
     routeFor: (model) => router.routeFor(model),
     // A tenant key past its bound is confirmed first, as for a turn (`routeChain` above).
     unary: async (model, path, build) => {

@@ -294,7 +294,7 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
   /**
    * Sets limits (merged into the current ones; null lifts one), settings (merged) and/or the
    * tenant's own upstream key (sealed here; null removes it).
-   * @throws {Error} when the tenant does not exist or no `CONTROL_SECRET` can seal the key.
+   * @throws {Error} when the tenant does not exist or no control secret (`DELTAGATE_SECRET`) can seal the key.
    */
   async update(change: {
     limits?: LimitsPatch;
@@ -307,7 +307,7 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
     if (change.upstreamApiKey === null) sealed = null;
     else if (change.upstreamApiKey !== undefined) {
       const keys = controlKeys(parseConfig(this.env).controlSecret);
-      if (!keys) throw new Error("CONTROL_SECRET is not set: cannot store an upstream key");
+      if (!keys) throw new Error("DELTAGATE_SECRET is not set: cannot store an upstream key");
       sealed = await sealUpstreamKey(await keys, row.id, change.upstreamApiKey);
     }
     this.store.update({
@@ -320,13 +320,13 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
 
   /**
    * Mints a key: the key itself is returned once and never stored (only its hash).
-   * @throws {Error} when the tenant does not exist or `CONTROL_SECRET` is not set.
+   * @throws {Error} when the tenant does not exist or no control secret (`DELTAGATE_SECRET`) is set.
    */
   async createKey(name: string | null): Promise<{ key: string; record: KeyRecord }> {
     const row = this.store.tenant();
     if (!row) throw new Error("no such tenant");
     const keys = controlKeys(parseConfig(this.env).controlSecret);
-    if (!keys) throw new Error("CONTROL_SECRET is not set: keys cannot be minted");
+    if (!keys) throw new Error("DELTAGATE_SECRET is not set: keys cannot be minted");
     const minted = await mintKey((await keys).signing, row.id);
     const now = Date.now();
     this.store.addKey(minted.keyId, minted.hash, minted.prefix, name, now);
