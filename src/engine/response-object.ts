@@ -115,6 +115,8 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     // A matched resend continues its chain without naming it (src/resend/): as the client sent
     // (null, or the warm-up its resend was chained on).
     previous_response_id: record.implicitParent ? (record.namedParentId ?? null) : record.parentId,
+    // The template the request named (OpenAI echoes it); absent when none was.
+    ...(s.prompt ? { prompt: s.prompt } : {}),
     prompt_cache_key: s.prompt_cache_key ?? null,
     reasoning: s.reasoning ?? { effort: null, summary: null },
     safety_identifier: s.safety_identifier ?? null,

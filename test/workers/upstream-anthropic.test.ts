@@ -302,7 +302,11 @@ describe("Anthropic Messages upstream", () => {
     ws.send({ type: "response.create", model: MODEL, input: "hi", tools: [{ type: "web_search" }] });
     const frames = await ws.turn(0);
     expect(frames).toHaveLength(1);
-    expect(frames[0]).toMatchObject({ type: "error", status: 400, error: { param: "tools[0]" } });
+    expect(frames[0]).toMatchObject({
+      type: "error",
+      status: 400,
+      error: { code: "unsupported_value", param: "tools[0].type" },
+    });
     ws.close();
   });
 
