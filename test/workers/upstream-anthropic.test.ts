@@ -138,9 +138,11 @@ describe("Anthropic Messages upstream", () => {
     const first = responseOf(await ws.turn(0));
     const firstUsage = first.usage as {
       input_tokens: number;
-      input_tokens_details: { cached_tokens: number };
+      input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
     };
     expect(firstUsage.input_tokens_details.cached_tokens).toBe(0);
+    // The prefix the first turn wrote to Claude's cache, as OpenAI's usage names it.
+    expect(firstUsage.input_tokens_details.cache_write_tokens).toBeGreaterThan(0);
     let previous = first;
     for (let turn = 1; turn <= 2; turn++) {
       const call = previous.output.find((item) => item.type === "function_call");
