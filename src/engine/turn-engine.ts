@@ -389,6 +389,7 @@ export class TurnEngine {
       input,
       continues: parent !== null,
       generate: request.generate !== false,
+      prompted: Boolean(request.prompt),
       maxOutputTokens: request.max_output_tokens,
     });
     return {
@@ -536,6 +537,21 @@ function rejectUnsupported(request: CreateRequest): void {
     throw invalidRequest(
       "The Conversations API is not supported by Deltagate; use previous_response_id.",
       "conversation",
+      "unsupported_parameter",
+    );
+  }
+  if (request.background_options) {
+    throw invalidRequest(
+      "background_options requires background mode, which is not supported over this transport.",
+      "background_options",
+      "unsupported_parameter",
+    );
+  }
+  if (request.access_programs) {
+    // The Response object reports the program that applied (`access_programs`); Deltagate cannot.
+    throw invalidRequest(
+      "access_programs is not supported by Deltagate.",
+      "access_programs",
       "unsupported_parameter",
     );
   }

@@ -17,7 +17,7 @@
  */
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
-import { clientItems, responseObject } from "../engine/response-object.ts";
+import { listedItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
@@ -168,11 +168,17 @@ export class HttpTransport {
     const final = terminal as ServerEvent | null;
     if (!final) throw internalError();
     if (result.failure) {
-      const error = (final.response as { error: { code?: string; message?: string } | null }).error;
+      const response = final.response as {
+        status?: string;
+        error: { code?: string; message?: string } | null;
+      };
+      // A cancelled response has no error (OpenAI's `error: null`): the answer names the cancellation.
+      const cancelled = response.status === "cancelled";
+      const error = response.error;
       throw new ApiError(result.failure.status, {
         type: result.failure.type,
-        code: error?.code ?? "server_error",
-        message: error?.message ?? "The response failed.",
+        code: error?.code ?? (cancelled ? "response_cancelled" : "server_error"),
+        message: error?.message ?? (cancelled ? "The response was cancelled." : "The response failed."),
         param: null,
       });
     }
@@ -279,7 +285,7 @@ export class HttpTransport {
       if (index < 0) throw invalidRequest(`No input item with id '${page.after}' in this response.`, "after");
       items = items.slice(index + 1);
     }
-    const data = clientItems(items.slice(0, page.limit), record.settings.include);
+    const data = listedItems(items.slice(0, page.limit), record.settings.include);
     return Response.json({
       object: "list",
       data,

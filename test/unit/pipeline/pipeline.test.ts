@@ -65,7 +65,7 @@ describe("createTurnPipeline", () => {
     });
     const upstream = await pipeline.upstreamFor({
       responseId: "resp_1",
-      request: createRequest.parse({ type: "response.create", model: "m", input: "hi" }),
+      request: createRequest.parse({ model: "m", input: "hi" }),
       context: { history: { items: [] }, input: [], all: { items: [] } } as unknown as TurnContext,
       timer: new TurnTimer(),
     });
