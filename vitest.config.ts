@@ -97,6 +97,31 @@ export default defineConfig({
                 cache_min_tokens: 64,
                 max_retries: 1,
               },
+              // Gemini (src/upstream/gemini/) to the Gemini simulator, which serves `gemini-*` ids: a
+              // Gemini 3 model (thinking levels, call ids, signatures required), a Gemini 2.5 one
+              // (thinking budgets, no call ids), and a model it does not serve (404).
+              {
+                model: "sim-gemini-unknown*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gpt-not-gemini",
+              },
+              {
+                model: "sim-gemini-25*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gemini-2.5-flash-sim",
+              },
+              {
+                model: "sim-gemini*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gemini-3-flash-sim",
+                max_retries: 1,
+              },
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
               { model: "sim-stored*", api: "responses-http", base_url: upstream, upstream_store: true },
               // Chat Completions with a 300-token window, for `truncation` through that adapter.
