@@ -7,8 +7,8 @@
  * Invariant: a setting or tool type a route's adapter has no mapping for, and that changes what the
  * model does, is refused here rather than dropped when the request is built: `prompt` (a template
  * only OpenAI's Responses API holds), `image`, and every tool but `function` on Chat Completions
- * and Anthropic Messages routes; `prompt_cache_options` on Anthropic Messages (Claude's cache is
- * set by breakpoints: src/upstream/anthropic/cache-breakpoints.ts). Responses routes
+ * Anthropic Messages and Gemini routes; `prompt_cache_options` on Anthropic Messages (Claude's cache
+ * is set by breakpoints: src/upstream/anthropic/cache-breakpoints.ts) and Gemini (implicit). Responses routes
  * (`responses-http`, `responses-ws`) get every setting and tool as sent.
  * Sources: https://platform.openai.com/docs/api-reference/responses/create,
  *   https://platform.openai.com/docs/api-reference/chat/create (`tools[].type`: `function` and
@@ -45,6 +45,13 @@ export const ROUTE_CAPABILITIES: Readonly<Record<UpstreamApi, RouteCapabilities>
   },
   "anthropic-messages": {
     name: "Anthropic Messages",
+    toolTypes: FUNCTION_TOOLS_ONLY,
+    unservable: ["prompt", "image", "prompt_cache_options"],
+  },
+  // Gemini's cache is implicit, keyed by the prefix (https://ai.google.dev/gemini-api/docs/caching);
+  // the settings only Gemini's adapter knows it cannot honour are refused there (gemini/request.ts).
+  gemini: {
+    name: "the Gemini API",
     toolTypes: FUNCTION_TOOLS_ONLY,
     unservable: ["prompt", "image", "prompt_cache_options"],
   },

@@ -18,6 +18,7 @@ import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
+import { capabilityRefusal } from "../route-capabilities.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
 import { geminiFailure } from "./errors.ts";
 import { toGeminiRequest } from "./request.ts";
@@ -46,8 +47,13 @@ export class GeminiUpstream implements Upstream {
     this.http = { ...options, keyHeader: "x-goog-api-key" };
   }
 
-  /** The 400 for a setting this route cannot honour (request.ts), checked before the turn starts. */
+  /**
+   * The 400 for a setting this route cannot honour (route-capabilities.ts, then request.ts), checked
+   * before the turn starts.
+   */
   refusal(settings: Partial<TurnSettings>): UpstreamError | null {
+    const common = capabilityRefusal("gemini", settings);
+    if (common) return common;
     const probe = {
       model: "",
       input: [],
