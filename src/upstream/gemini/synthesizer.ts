@@ -37,8 +37,9 @@
  */
 import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId } from "../../util/ids.ts";
-import { type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
-import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
+import { outputTextPart, type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
+import { brokenStream } from "../translated-stream.ts";
+import type { UpstreamEvent } from "../upstream.ts";
 import { sealThoughts } from "./thought-signatures.ts";
 import type { GeminiPart, GeminiUsage, StreamChunk, StreamPart } from "./wire.ts";
 
@@ -83,14 +84,6 @@ export function toResponsesUsage(usage: GeminiUsage): JsonObject {
     output_tokens_details: { reasoning_tokens: thoughts },
     total_tokens: input + output,
   };
-}
-
-function brokenStream(message: string): UpstreamError {
-  return new UpstreamError(502, "upstream_error", message);
-}
-
-function textPart(text: string): JsonObject {
-  return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
 /** Synthesizes the Responses events of one Gemini stream. */
@@ -208,7 +201,7 @@ export class GeminiEventSynthesizer {
       item_id: message.id,
       output_index: message.outputIndex,
       content_index: 0,
-      part: textPart(""),
+      part: outputTextPart(""),
     });
     this.textDelta(out, message, part.text);
   }
@@ -331,13 +324,13 @@ export class GeminiEventSynthesizer {
     this.message = null;
     const scope = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };
     this.emit(out, "response.output_text.done", { ...scope, text: message.text, logprobs: [] });
-    this.emit(out, "response.content_part.done", { ...scope, part: textPart(message.text) });
+    this.emit(out, "response.content_part.done", { ...scope, part: outputTextPart(message.text) });
     this.finish(out, message.outputIndex, {
       id: message.id,
       type: "message",
       role: "assistant",
       status,
-      content: [textPart(message.text)],
+      content: [outputTextPart(message.text)],
     });
   }
 }
