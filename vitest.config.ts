@@ -97,6 +97,31 @@ export default defineConfig({
                 cache_min_tokens: 64,
                 max_retries: 1,
               },
+              // Gemini (src/upstream/gemini/) to the Gemini simulator, which serves `gemini-*` ids: a
+              // Gemini 3 model (thinking levels, call ids, signatures required), a Gemini 2.5 one
+              // (thinking budgets, no call ids), and a model it does not serve (404).
+              {
+                model: "sim-gemini-unknown*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gpt-not-gemini",
+              },
+              {
+                model: "sim-gemini-25*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gemini-2.5-flash-sim",
+              },
+              {
+                model: "sim-gemini*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gemini-3-flash-sim",
+                max_retries: 1,
+              },
               // Responses HTTP upstream that stores responses: chained turns go delta-only.
               { model: "sim-stored*", api: "responses-http", base_url: upstream, upstream_store: true },
               // Chat Completions with a 300-token window, for `truncation` through that adapter.
@@ -218,6 +243,9 @@ export default defineConfig({
                   UPSTREAM_BASE_URL: upstream,
                   UPSTREAM_API_KEY: "sim-test-key",
                   DELTAGATE_API_KEYS: "dg-test-a:tenant-a,dg-test-b:tenant-b",
+                  // The three secrets keep their deprecated names on purpose (src/config/schema.ts
+                  // DEPRECATED_SETTINGS): every workers test runs the back-compatible path;
+                  // test/workers/root-secret.test.ts runs DELTAGATE_SECRET.
                   // Client secrets (src/auth/): a test signing key and the development minting route.
                   CLIENT_SECRET_SIGNING_KEY: "test-client-secret-signing-key-0123456789",
                   DEMO_CLIENT_SECRET_TENANT: "tenant-a",

@@ -1,27 +1,33 @@
 /**
- * Load mode: N agent sessions at once against Deltagate over WebSocket (store:false, delta turns,
+ * Load mode: N agent sessions at once against a gateway over WebSocket (store:false, delta turns,
  * the WebSocket upstream with zero model time on loopback), each a short loop of the benchmark's
- * workload. All sessions connect first, at most `CONNECT_CONCURRENCY` handshakes in flight (clients
+ * workload: Deltagate, and the floor relay (bench/floor/) in the same run, each through wrangler
+ * dev's proxy and at the runtime's own port (gateways.ts), so Deltagate's throughput can be read
+ * against what the runtime itself sustains. All sessions connect first, at most `CONNECT_CONCURRENCY` handshakes in flight (clients
  * arrive over time, not in one millisecond; a thousand simultaneous upgrades would measure a
  * reconnect storm instead, which is a different test); once every handshake has finished (or
  * failed) the sessions start their turns together, so connecting and the turn throughput are
  * measured apart, with all N sockets open during the turns.
  * Reports turns/s over the turn phase, turn latency p50/p99, failed sessions with their first
- * errors, workerd CPU per turn and workerd resident memory (before, peak while running, after).
- * File descriptors: the benchmark's process holds N client sockets plus the simulator's end of
- * up to N upstream sockets, and workerd the other ends; a step whose need exceeds `ulimit -n` is
- * refused with the number to raise it to, rather than failing halfway.
+ * errors, the gateway's workerd CPU per turn (and its dev proxy's part) and workerd resident
+ * memory (before, peak while running, after).
+ * File descriptors: the benchmark's process holds N client sockets; the simulator's process (which
+ * has the same limit) the upstream ends of up to N sockets plus those a previous step's sessions
+ * still keep warm (Deltagate keeps an idle upstream socket 30 s after its client left); workerd
+ * the other ends. A step whose need exceeds `ulimit -n` is refused with the number to raise it to,
+ * rather than failing halfway.
  */
 import { randomUUID } from "node:crypto";
+import type { GatewayId, GatewayPath } from "./gateways.ts";
 import { runAgentLoop } from "./loop.ts";
 import { quantile } from "./metrics.ts";
-import { openFileLimit, workerdCpuMs, workerdRssBytes } from "./proc-stats.ts";
+import { openFileLimit, type StackCpu } from "./proc-stats.ts";
 import { TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
 import { type WsTransport, wsTransport } from "./ws-transport.ts";
 
 /** How often workerd's memory is sampled during a step, ms. */
 const RSS_SAMPLE_MS = 250;
-/** File descriptors per session in this process (client socket, simulator's upstream socket) + slack. */
+/** File descriptors per session in the fuller of this process and the simulator's (see above) + slack. */
 const FDS_PER_SESSION = 2;
 const FD_SLACK = 256;
 /** Handshakes in flight at once during the connect phase. */
@@ -31,8 +37,10 @@ const MAX_ERRORS = 5;
 
 /** Where and how the load runs. */
 export interface LoadOptions {
-  /** Deltagate's `…/v1` base URL. */
-  deltagateBaseUrl: string;
+  gateway: GatewayId;
+  path: GatewayPath;
+  /** The gateway's `…/v1` base URL on that path. */
+  baseUrl: string;
   apiKey: string;
   /** A model routed to the zero-model-time WebSocket upstream. */
   model: string;
@@ -41,10 +49,17 @@ export interface LoadOptions {
   askTiming: boolean;
   connectTimeoutMs: number;
   turnTimeoutMs: number;
+  /** The gateway's cumulative CPU (proc-stats.ts `stackCpuMs`), null when unknown. */
+  cpu(): StackCpu | null;
+  /** The gateway's workerd resident memory, bytes, null when unknown. */
+  rss(): number | null;
 }
 
 /** One load step's results. */
 export interface LoadStep {
+  /** The gateway and path it ran against (absent in results from before the floor: Deltagate, proxy). */
+  gateway?: GatewayId;
+  path?: GatewayPath;
   sessions: number;
   turnsPerSession: number;
   /** Null when the step ran; else why it was refused (e.g. the file descriptor limit). */
@@ -61,13 +76,17 @@ export interface LoadStep {
   turnPhaseMs: number;
   turnsPerSecond: number;
   latencyMs: { p50: number; p99: number; max: number };
-  /** Workerd CPU over the whole step divided by completed turns, ms. */
+  /** The gateway's workerd CPU over the whole step divided by completed turns, ms. */
   workerdCpuMsPerTurn: number | null;
+  /** The part of it in wrangler dev's proxy (≈ 0 at the runtime's port), ms. */
+  devProxyCpuMsPerTurn?: number | null;
   workerdRssBytes: { before: number | null; peak: number | null; after: number | null };
 }
 
-function emptyStep(sessions: number, turns: number, refused: string): LoadStep {
+function emptyStep(options: LoadOptions, sessions: number, turns: number, refused: string): LoadStep {
   return {
+    gateway: options.gateway,
+    path: options.path,
     sessions,
     turnsPerSession: turns,
     refused,
@@ -80,6 +99,7 @@ function emptyStep(sessions: number, turns: number, refused: string): LoadStep {
     turnsPerSecond: 0,
     latencyMs: { p50: Number.NaN, p99: Number.NaN, max: Number.NaN },
     workerdCpuMsPerTurn: null,
+    devProxyCpuMsPerTurn: null,
     workerdRssBytes: { before: null, peak: null, after: null },
   };
 }
@@ -108,6 +128,7 @@ export async function runLoadStep(sessions: number, options: LoadOptions): Promi
   const limit = openFileLimit();
   if (limit !== null && limit < fdsNeeded(sessions)) {
     return emptyStep(
+      options,
       sessions,
       options.turnsPerSession,
       `ulimit -n is ${limit}; ${sessions} sessions need ≥ ${fdsNeeded(sessions)} (run \`ulimit -n ${fdsNeeded(sessions)}\` first)`,
@@ -118,14 +139,14 @@ export async function runLoadStep(sessions: number, options: LoadOptions): Promi
     const message = (error instanceof Error ? error.message : String(error)).replace(/resp_\w+/g, "resp_…");
     errors.set(message, (errors.get(message) ?? 0) + 1);
   };
-  const rssBefore = workerdRssBytes();
+  const rssBefore = options.rss();
   let rssPeak = rssBefore;
   const sampler = setInterval(() => {
-    const rss = workerdRssBytes();
+    const rss = options.rss();
     if (rss !== null && (rssPeak === null || rss > rssPeak)) rssPeak = rss;
   }, RSS_SAMPLE_MS);
-  const cpuBefore = workerdCpuMs();
-  const wsUrl = `${options.deltagateBaseUrl.replace(/^http/, "ws")}/responses`;
+  const cpuBefore = options.cpu();
+  const wsUrl = `${options.baseUrl.replace(/^http/, "ws")}/responses`;
   const runId = randomUUID().slice(0, 8);
 
   const started = performance.now();
@@ -180,10 +201,14 @@ export async function runLoadStep(sessions: number, options: LoadOptions): Promi
   );
   const turnPhaseMs = performance.now() - turnStart;
   clearInterval(sampler);
-  const cpuAfter = workerdCpuMs();
+  const cpuAfter = options.cpu();
   const turnsCompleted = completedSessions * options.turnsPerSession;
-  const rssAfter = workerdRssBytes();
+  const rssAfter = options.rss();
+  const perTurn = (before: number | null | undefined, after: number | null | undefined): number | null =>
+    before != null && after != null && turnsCompleted > 0 ? (after - before) / turnsCompleted : null;
   return {
+    gateway: options.gateway,
+    path: options.path,
     sessions,
     turnsPerSession: options.turnsPerSession,
     refused: null,
@@ -202,10 +227,8 @@ export async function runLoadStep(sessions: number, options: LoadOptions): Promi
       p99: quantile(latencies, 0.99),
       max: latencies.length > 0 ? Math.max(...latencies) : Number.NaN,
     },
-    workerdCpuMsPerTurn:
-      cpuBefore !== null && cpuAfter !== null && turnsCompleted > 0
-        ? (cpuAfter - cpuBefore) / turnsCompleted
-        : null,
+    workerdCpuMsPerTurn: perTurn(cpuBefore?.workerdMs, cpuAfter?.workerdMs),
+    devProxyCpuMsPerTurn: perTurn(cpuBefore?.proxyMs, cpuAfter?.proxyMs),
     workerdRssBytes: { before: rssBefore, peak: rssPeak, after: rssAfter },
   };
 }

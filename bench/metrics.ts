@@ -75,10 +75,18 @@ export interface LoopSample {
   /** The shaped hops' traffic (only the hops the profile shapes). */
   hops: Partial<Record<HopId, HopTraffic>>;
   upstream: UpstreamTraffic;
-  /** CPU time of this run's workerd processes during the loop, ms (null off Linux). */
+  /**
+   * CPU time of the workerd processes of the `wrangler dev` the loop went through (direct loops:
+   * Deltagate's, idle) during the loop, ms (null off Linux).
+   */
   workerdCpuMs: number | null;
   /** The part of `workerdCpuMs` spent in wrangler dev's proxy (proc-stats.ts), ms; null if not found. */
   devProxyCpuMs: number | null;
+  /**
+   * CPU time of that `wrangler dev`'s other processes (wrangler's Node processes, which forward
+   * the Worker's console output) during the loop, ms; null when not measured.
+   */
+  wranglerCpuMs?: number | null;
 }
 
 /** Arithmetic mean (NaN for an empty list). */

@@ -4,6 +4,8 @@
  * Owns finding them: every process named `workerd` that descends from this process (so another
  * `wrangler dev` on the machine is never counted), found again on each call because wrangler may
  * restart workerd.
+ * Per stack (`stackCpuMs`): one `wrangler dev`'s process group (scripts/local-stack.ts starts each
+ * in its own), its workerd processes apart from its other processes (wrangler's Node processes).
  * Also tells apart wrangler dev's own proxy: `wrangler dev` runs the Worker in one workerd and,
  * in front of it, a ProxyWorker in another workerd that owns the public port and relays every
  * request and WebSocket message to the Worker (wrangler 4's startDevWorker; production has no such
@@ -27,6 +29,8 @@ export const CLOCK_TICKS_PER_SECOND: number = (() => {
 interface ProcStat {
   pid: number;
   ppid: number;
+  /** Process group (wrangler dev's own, for everything it starts: scripts/local-stack.ts). */
+  pgrp: number;
   comm: string;
   /** utime + stime, clock ticks. */
   cpuTicks: number;
@@ -42,12 +46,13 @@ function readStat(pid: number): ProcStat | null {
       .slice(close + 2)
       .trim()
       .split(" ");
-    // fields[0] is state (field 3); ppid is field 4, utime 14, stime 15.
+    // fields[0] is state (field 3); ppid is field 4, pgrp 5, utime 14, stime 15.
     const ppid = Number(fields[1]);
+    const pgrp = Number(fields[2]);
     const utime = Number(fields[11]);
     const stime = Number(fields[12]);
     if (!Number.isFinite(ppid) || !Number.isFinite(utime) || !Number.isFinite(stime)) return null;
-    return { pid, ppid, comm, cpuTicks: utime + stime };
+    return { pid, ppid, pgrp, comm, cpuTicks: utime + stime };
   } catch {
     return null;
   }
@@ -69,8 +74,11 @@ function allStats(): ProcStat[] {
   return stats;
 }
 
-/** The `workerd` processes descending from this process, with their CPU ticks. */
-function ownWorkerd(): ProcStat[] {
+/**
+ * The `workerd` processes descending from this process, with their CPU ticks; only those of
+ * process group `group` (one `wrangler dev`) when it is given.
+ */
+function ownWorkerd(group?: number): ProcStat[] {
   const stats = allStats();
   const byPid = new Map(stats.map((s) => [s.pid, s]));
   const descends = (stat: ProcStat): boolean => {
@@ -81,15 +89,21 @@ function ownWorkerd(): ProcStat[] {
     }
     return false;
   };
-  return stats.filter((s) => s.comm === "workerd" && descends(s));
+  return stats.filter(
+    (s) => s.comm === "workerd" && (group === undefined || s.pgrp === group) && descends(s),
+  );
 }
 
-/** Total CPU time (user + system) of this run's workerd processes, ms; null when none is found. */
-export function workerdCpuMs(): number | null {
-  const procs = ownWorkerd();
+const ticksToMs = (ticks: number): number => (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+
+/**
+ * Total CPU time (user + system) of this run's workerd processes (of one `wrangler dev` when
+ * `group` is given), ms; null when none is found.
+ */
+export function workerdCpuMs(group?: number): number | null {
+  const procs = ownWorkerd(group);
   if (procs.length === 0) return null;
-  const ticks = procs.reduce((sum, p) => sum + p.cpuTicks, 0);
-  return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
+  return ticksToMs(procs.reduce((sum, p) => sum + p.cpuTicks, 0));
 }
 
 /** Inodes of the TCP sockets listening on `port` (IPv4 and IPv6), from /proc/net/tcp{,6}. */
@@ -133,21 +147,43 @@ function holdsSocket(pid: number, inodes: Set<string>): boolean {
   return false;
 }
 
-/**
- * CPU time (ms) of this run's workerd processes that listen on `port`: wrangler dev's proxy when
- * `port` is the Deltagate port clients use (see the module header). Null when none is found.
- */
-export function devProxyCpuMs(port: number): number | null {
-  const inodes = listeningInodes(port);
-  if (inodes.size === 0) return null;
-  const procs = ownWorkerd().filter((p) => holdsSocket(p.pid, inodes));
-  if (procs.length === 0) return null;
-  return (procs.reduce((sum, p) => sum + p.cpuTicks, 0) * 1000) / CLOCK_TICKS_PER_SECOND;
+/** The CPU one `wrangler dev` spent, split by who spent it, ms (cumulative: subtract two readings). */
+export interface StackCpu {
+  /** Every workerd of the stack: the Worker's runtime and wrangler dev's proxy. */
+  workerdMs: number;
+  /** The workerd that listens on the stack's public port: wrangler dev's proxy; null if not found. */
+  proxyMs: number | null;
+  /**
+   * Every other process of the stack's group: wrangler's Node processes (which receive every
+   * `console.log` of the Worker through its inspector and print it) and the bundler.
+   */
+  wranglerMs: number;
 }
 
-/** Total resident memory (VmRSS) of this run's workerd processes, bytes; null when none is found. */
-export function workerdRssBytes(): number | null {
-  const procs = ownWorkerd();
+/**
+ * The CPU of the `wrangler dev` whose process group is `group` and whose proxy listens on
+ * `proxyPort` (see the module header); null when none of its workerd processes is found.
+ */
+export function stackCpuMs(group: number, proxyPort: number): StackCpu | null {
+  const inGroup = allStats().filter((s) => s.pgrp === group);
+  const workerd = inGroup.filter((s) => s.comm === "workerd");
+  if (workerd.length === 0) return null;
+  const inodes = listeningInodes(proxyPort);
+  const proxy = inodes.size > 0 ? workerd.filter((p) => holdsSocket(p.pid, inodes)) : [];
+  const sum = (procs: ProcStat[]): number => ticksToMs(procs.reduce((total, p) => total + p.cpuTicks, 0));
+  return {
+    workerdMs: sum(workerd),
+    proxyMs: proxy.length > 0 ? sum(proxy) : null,
+    wranglerMs: sum(inGroup.filter((s) => s.comm !== "workerd")),
+  };
+}
+
+/**
+ * Total resident memory (VmRSS) of this run's workerd processes (of one `wrangler dev` when
+ * `group` is given), bytes; null when none is found.
+ */
+export function workerdRssBytes(group?: number): number | null {
+  const procs = ownWorkerd(group);
   if (procs.length === 0) return null;
   let total = 0;
   for (const p of procs) {

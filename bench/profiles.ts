@@ -6,18 +6,20 @@
  * - "far2" / "far10": a far provider: client → edge 20 ms RTT, client → provider 100 ms,
  *   edge → provider 80 ms on a fast backbone; the client's uplink 2 or 10 Mbit/s; fast model;
  * - "far2-real": far2 with a model-time setting close to a hosted model (model-time.ts).
- * Owns the client-side link proxies of a profile (client → edge in front of Deltagate, client →
+ * Owns the client-side link proxies of a profile (client → edge in front of each gateway endpoint:
+ * Deltagate, and the floor relay and the runtime ports when the run has them; client →
  * provider in front of the simulator) and the per-loop accounting of every shaped hop; the
  * edge → provider proxy belongs to the stack (stack.ts), which must know its port before Deltagate
  * starts.
  * Invariant: loops run one at a time, so the difference of two snapshots taken around a loop is
  * exactly that loop's traffic on each hop.
  */
+import type { GatewayTargets, GatewayUrls } from "./gateways.ts";
 import { type LinkProxy, type LinkProxyStats, startLinkProxy } from "./link-proxy.ts";
 import { describeLink, type LinkSpec, parseLinkSpec } from "./link-spec.ts";
 import type { HopId, HopTraffic } from "./metrics.ts";
 import { describeModelTime, type ModelTimeId } from "./model-time.ts";
-import { SCENARIO_IDS, type ScenarioId, type ScenarioTargets } from "./scenarios.ts";
+import { FLOOR_SCENARIO_IDS, SCENARIO_IDS, type ScenarioId, type ScenarioTargets } from "./scenarios.ts";
 
 /** Profile ids, in report order. */
 export const PROFILE_IDS = ["zero", "link", "far2", "far10", "far2-real"] as const;
@@ -57,6 +59,12 @@ const far = (up: string, down: string): { edge: LinkSpec; provider: LinkSpec } =
 });
 
 const ALL: readonly ScenarioId[] = SCENARIO_IDS;
+/**
+ * Every scenario but the floor comparison's (issue #27): that one is about the runtime's and
+ * Deltagate's own cost per turn, which the zero profile isolates; on a shaped link it would only
+ * add the same link time to both sides.
+ */
+const ALL_BUT_FLOOR: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => !FLOOR_SCENARIO_IDS.includes(id));
 /**
  * The secondary profiles run the headline comparison only (A, E, DG-ws): every scenario in every
  * profile would take about 25 minutes; `BENCH_SCENARIOS` runs any set everywhere.
@@ -117,7 +125,7 @@ export function profileDefs(link: LinkSpec): ProfileDef[] {
       clientEdge: far2.edge,
       clientProvider: far2.provider,
       edgeProvider: parseLinkSpec(BACKBONE),
-      defaultScenarios: ALL,
+      defaultScenarios: ALL_BUT_FLOOR,
       primary: true,
       assumptions: `A mobile client with a 2 Mbit/s uplink (20 Mbit/s down). ${FAR_NOTE}`,
     },
@@ -187,8 +195,8 @@ function portOf(url: string): number {
 
 /** What a profile needs from the running stack. */
 export interface ProfileStackView {
-  /** Deltagate's own `…/v1` base URL. */
-  deltagateBaseUrl: string;
+  /** The gateways' own `…/v1` base URLs (gateways.ts). */
+  gateways: GatewayTargets;
   deltagateApiKey: string;
   /** The upstream slot of this profile (stack.ts). */
   simulatorUrl: string;
@@ -208,16 +216,21 @@ export async function startProfile(def: ProfileDef, stack: ProfileStackView): Pr
     await Promise.all(own.map(([, p]) => p.close()));
   };
   try {
-    let deltagateBaseUrl = stack.deltagateBaseUrl;
-    let simulatorBaseUrl = `${stack.simulatorUrl}/v1`;
-    if (def.clientEdge) {
-      const proxy = await startLinkProxy({
-        targetPort: portOf(stack.deltagateBaseUrl),
-        spec: def.clientEdge,
-      });
+    // Every gateway endpoint the client may use gets its own client → edge link, the same shape.
+    const gateways: GatewayTargets = {};
+    const edge = async (url: string): Promise<string> => {
+      if (!def.clientEdge) return url;
+      const proxy = await startLinkProxy({ targetPort: portOf(url), spec: def.clientEdge });
       own.push(["client-edge", proxy]);
-      deltagateBaseUrl = `${proxy.origin}${new URL(stack.deltagateBaseUrl).pathname}`;
+      return `${proxy.origin}${new URL(url).pathname}`;
+    };
+    for (const [id, urls] of Object.entries(stack.gateways) as Array<[keyof GatewayTargets, GatewayUrls]>) {
+      gateways[id] = {
+        proxy: await edge(urls.proxy),
+        runtime: urls.runtime ? await edge(urls.runtime) : null,
+      };
     }
+    let simulatorBaseUrl = `${stack.simulatorUrl}/v1`;
     if (def.clientProvider) {
       const proxy = await startLinkProxy({
         targetPort: portOf(stack.simulatorUrl),
@@ -234,19 +247,45 @@ export async function startProfile(def: ProfileDef, stack: ProfileStackView): Pr
       def,
       label: profileLabel(def),
       targets: {
-        deltagateBaseUrl,
+        gateways,
         deltagateApiKey: stack.deltagateApiKey,
         simulatorBaseUrl,
         models: stack.models,
         recorder: stack.recorder,
       },
-      snapshot: () => Object.fromEntries(hops.map(([id, proxy]) => [id, proxy.stats()])),
+      snapshot: () => snapshotOf(hops),
       close,
     };
   } catch (error) {
     await close();
     throw error;
   }
+}
+
+/** The counters of each hop, summed over its proxies (client → edge has one per gateway endpoint). */
+function snapshotOf(hops: Array<[HopId, LinkProxy]>): HopSnapshot {
+  const out: HopSnapshot = {};
+  for (const [id, proxy] of hops) {
+    const stats = proxy.stats();
+    const sum = out[id];
+    out[id] = sum
+      ? {
+          connections: sum.connections + stats.connections,
+          up: addCounters(sum.up, stats.up),
+          down: addCounters(sum.down, stats.down),
+        }
+      : stats;
+  }
+  return out;
+}
+
+function addCounters(a: LinkProxyStats["up"], b: LinkProxyStats["up"]): LinkProxyStats["up"] {
+  return {
+    bytes: a.bytes + b.bytes,
+    deliveries: a.deliveries + b.deliveries,
+    lateMsSum: a.lateMsSum + b.lateMsSum,
+    lateOver2Ms: a.lateOver2Ms + b.lateOver2Ms,
+  };
 }
 
 /** Each hop's traffic between two snapshots of the same profile. */

@@ -7,7 +7,17 @@
  * both markers (in that order) is an error, not a silent append.
  */
 import type { ResultsFile } from "./results.ts";
-import { bytes, loadTable, resendTable, summaryTable, targetsTable } from "./tables.ts";
+import {
+  bytes,
+  FLOOR_INTRO,
+  floorTable,
+  LOG_LINE_INTRO,
+  loadTable,
+  logLineTable,
+  resendTable,
+  summaryTable,
+  targetsTable,
+} from "./tables.ts";
 
 /** The page that holds the block, from the repository's root (the README links to it). */
 export const BENCH_PAGE = "docs/benchmarks.md";
@@ -26,6 +36,10 @@ export function renderReadmeBlock(results: ResultsFile): string {
     results.profiles.find((p) => p.id === "far2" && resendTable(p)) ??
     results.profiles.find((p) => resendTable(p));
   const resend = resendProfile ? resendTable(resendProfile) : "";
+  // Deltagate over the floor (issue #27): in the first profile that ran the comparison (zero).
+  const floorProfile = results.profiles.find((p) => floorTable(p.floor));
+  const floor = floorProfile ? floorTable(floorProfile.floor) : "";
+  const logLine = floorProfile ? logLineTable(floorProfile.floor) : "";
   return [
     `_Generated from \`bench/results/latest.json\` by \`npm run bench:readme\`; do not edit by hand. Run ${results.date.slice(0, 16).replace("T", " ")} UTC, ` +
       `commit ${results.git?.commit ?? "?"}${results.git?.dirty ? " (dirty)" : ""}, ${results.machine.cpuCount} CPU(s), ` +
@@ -37,9 +51,11 @@ export function renderReadmeBlock(results: ResultsFile): string {
     "",
     summaryTable(results.profiles),
     "",
-    "Targets of issues #8 and #18:",
+    "Targets of issues #8, #18 and #27:",
     "",
     targetsTable(results.targets),
+    ...(floor ? ["", `${floorProfile?.id} profile. ${FLOOR_INTRO}`, "", floor] : []),
+    ...(logLine ? ["", LOG_LINE_INTRO, "", logLine] : []),
     ...(resend
       ? [
           "",
@@ -48,7 +64,14 @@ export function renderReadmeBlock(results: ResultsFile): string {
           resend,
         ]
       : []),
-    ...(load ? ["", "Load (one `wrangler dev`, loopback, zero model time):", "", load] : []),
+    ...(load
+      ? [
+          "",
+          "Load (one `wrangler dev` per gateway, loopback, zero model time; Deltagate and the floor relay back to back on each path):",
+          "",
+          load,
+        ]
+      : []),
     "",
     "![Loop time relative to A per profile](../bench/results/latest.svg)",
   ].join("\n");

@@ -8,6 +8,7 @@
  * re-rendered from its raw numbers.
  */
 import { responseOwner } from "../src/util/ids.ts";
+import type { Via } from "./gateways.ts";
 import { HOP_IDS, type HopId, type LoopSample, mean, median, quantile, type TurnSample } from "./metrics.ts";
 import type { Scenario, ScenarioId } from "./scenarios.ts";
 
@@ -50,6 +51,10 @@ export interface ScenarioReport {
   description: string;
   versus: ScenarioId | null;
   viaDeltagate: boolean;
+  /** The gateway endpoint it went through (null: direct; absent in results from before the floor). */
+  via?: Via | null;
+  /** Its floor scenario (Deltagate's WebSocket loops; floor-report.ts), else null. */
+  floor?: ScenarioId | null;
   status: ScenarioRun["status"];
   error: string | null;
   /** Measured loops. */
@@ -105,6 +110,11 @@ export interface ScenarioReport {
    * hop production does not have: bench/proc-stats.ts), ms; null when it was not found.
    */
   devProxyCpuMsPerTurn?: number | null;
+  /**
+   * CPU per turn of the other processes of that `wrangler dev` (wrangler's Node processes, which
+   * forward the Worker's console output), ms; null when not measured.
+   */
+  wranglerCpuMsPerTurn?: number | null;
   reconnectsPerLoop: number | null;
   fallbacksPerLoop: number | null;
   /** The payload bytes of the last turn (A: the final context), median over rounds. */
@@ -114,6 +124,26 @@ export interface ScenarioReport {
   stages: Record<string, Percentiles & { turns: number }> | null;
   /** The raw loops by round. */
   rounds: Array<{ round: number; sample: LoopSample }>;
+}
+
+/**
+ * Turn i of each round of `run` minus turn i of the same round of `other`, over every such pair
+ * (both loops of a round ran seconds apart, so the difference cancels most of the machine's drift).
+ */
+export function pairedTurnDifferences(
+  run: Map<number, LoopSample>,
+  other: Map<number, LoopSample>,
+): number[] {
+  const out: number[] = [];
+  for (const [round, sample] of run) {
+    const o = other.get(round);
+    if (!o) continue;
+    sample.turns.forEach((t, i) => {
+      const ot = o.turns[i];
+      if (ot) out.push(t.latencyMs - ot.latencyMs);
+    });
+  }
+  return out;
 }
 
 function ratioPaired(
@@ -130,7 +160,8 @@ function ratioPaired(
   return ratios.length > 0 ? median(ratios) : null;
 }
 
-function percentiles(values: number[]): Percentiles | null {
+/** p50 and p99 of `values`, or null for none. */
+export function percentiles(values: number[]): Percentiles | null {
   return values.length > 0 ? { p50: quantile(values, 0.5), p99: quantile(values, 0.99) } : null;
 }
 
@@ -138,7 +169,8 @@ function medianOf(samples: LoopSample[], pick: (s: LoopSample) => number): numbe
   return samples.length > 0 ? median(samples.map(pick)) : null;
 }
 
-const turnsOf = (s: LoopSample): number => Math.max(1, s.turns.length);
+/** Turns of a loop (at least 1, to divide by). */
+export const turnsOf = (s: LoopSample): number => Math.max(1, s.turns.length);
 
 function hopSummaries(samples: LoopSample[]): Partial<Record<HopId, HopSummary>> {
   const out: Partial<Record<HopId, HopSummary>> = {};
@@ -220,17 +252,7 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
     const samples = rounds.map((r) => r.sample);
     const turns = samples.flatMap((s) => s.turns);
     const counterpart = scenario.versus ? byId.get(scenario.versus) : undefined;
-    const added: number[] = [];
-    if (counterpart) {
-      for (const [round, sample] of run.loops) {
-        const other = counterpart.loops.get(round);
-        if (!other) continue;
-        sample.turns.forEach((t, i) => {
-          const o = other.turns[i];
-          if (o) added.push(t.latencyMs - o.latencyMs);
-        });
-      }
-    }
+    const added = counterpart ? pairedTurnDifferences(run.loops, counterpart.loops) : [];
     const transports: Record<string, number> = {};
     for (const s of samples) {
       for (const [name, count] of Object.entries(s.upstream.transports)) {
@@ -239,6 +261,9 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
     }
     const cpu = samples.flatMap((s) => (s.workerdCpuMs === null ? [] : [s.workerdCpuMs / turnsOf(s)]));
     const proxyCpu = samples.flatMap((s) => (s.devProxyCpuMs == null ? [] : [s.devProxyCpuMs / turnsOf(s)]));
+    const wranglerCpu = samples.flatMap((s) =>
+      s.wranglerCpuMs == null ? [] : [s.wranglerCpuMs / turnsOf(s)],
+    );
     const connects = samples.flatMap((s) => (s.connectMs === null ? [] : [s.connectMs]));
     const isBaseline = run === baseline;
     return {
@@ -247,6 +272,8 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
       description: scenario.description,
       versus: scenario.versus,
       viaDeltagate: scenario.viaDeltagate,
+      via: scenario.via,
+      floor: scenario.floor ?? null,
       status: run.status,
       error: run.error,
       loops: samples.length,
@@ -282,6 +309,7 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
       upstreamTransports: transports,
       workerdCpuMsPerTurn: cpu.length > 0 ? median(cpu) : null,
       devProxyCpuMsPerTurn: proxyCpu.length > 0 ? median(proxyCpu) : null,
+      wranglerCpuMsPerTurn: wranglerCpu.length > 0 ? median(wranglerCpu) : null,
       reconnectsPerLoop: medianOf(samples, (s) => s.turns.filter((t) => t.reconnected).length),
       fallbacksPerLoop: medianOf(samples, (s) => s.turns.filter((t) => t.fallback).length),
       lastTurnPayloadBytes: medianOf(samples, (s) => s.turns.at(-1)?.clientBytes ?? 0),

@@ -1,10 +1,12 @@
 /**
- * The results file of a run (bench/results/latest.json) and the issue #8 and #18 targets checked
- * against it. Everything the tables, the chart and the README block show is derived from this one object,
+ * The results file of a run (bench/results/latest.json) and the issue #8, #18 and #27 targets
+ * checked against it. Everything the tables, the chart and the README block show is derived from this one object,
  * so they can be re-rendered from the file alone.
  * Invariant: `checkTargets` only reads numbers that were measured; a target whose inputs were not
  * measured in this run is "not measured", never guessed.
  */
+import type { FloorPair, FloorReport } from "./floor-report.ts";
+import type { GatewayUrls } from "./gateways.ts";
 import type { LoadStep } from "./load.ts";
 import type { ProfileId } from "./profiles.ts";
 import type { ScenarioReport } from "./report.ts";
@@ -20,6 +22,8 @@ export interface ProfileResult {
   /** Measured rounds this profile was given. */
   rounds: number;
   scenarios: ScenarioReport[];
+  /** Deltagate over the floor and the log line's cost (floor-report.ts); absent in older results. */
+  floor?: FloorReport;
 }
 
 /** A target of issue #8 "Must show", as measured. */
@@ -53,7 +57,12 @@ export interface ResultsFile {
   config: Record<string, unknown>;
   workload: WorkloadFacts & { finalContextBytes: number | null };
   simulator: Record<string, unknown>;
-  deltagate: { routes: unknown; runtime: string };
+  deltagate: {
+    routes: unknown;
+    runtime: string;
+    /** Each gateway's base URLs in this run (gateways.ts); absent in older results. */
+    gateways?: Record<string, GatewayUrls>;
+  };
   profiles: ProfileResult[];
   load: LoadStep[];
   targets: TargetCheck[];
@@ -157,10 +166,19 @@ export function checkTargets(profiles: ProfileResult[], load: LoadStep[]): Targe
 
   resendTargets(profiles, out);
 
-  const biggest = [...load].filter((s) => s.refused === null).sort((a, b) => b.sessions - a.sessions)[0];
+  floorTargets(profiles, out);
+
+  const biggest = [...load]
+    .filter(
+      (s) =>
+        s.refused === null && (s.gateway ?? "deltagate") === "deltagate" && (s.path ?? "proxy") === "proxy",
+    )
+    .sort((a, b) => b.sessions - a.sessions)[0];
   out.push({
     claim: "Load: concurrent sessions on one wrangler dev, errors, p99",
-    where: biggest ? `load: ${biggest.sessions} sessions × ${biggest.turnsPerSession} turns` : "load",
+    where: biggest
+      ? `load: ${biggest.sessions} sessions × ${biggest.turnsPerSession} turns, Deltagate through wrangler dev's proxy`
+      : "load",
     measured: biggest
       ? `${biggest.failedSessions} failed, p99 ${biggest.latencyMs.p99.toFixed(0)} ms, ${biggest.turnsPerSecond.toFixed(0)} turns/s`
       : "—",
@@ -171,7 +189,62 @@ export function checkTargets(profiles: ProfileResult[], load: LoadStep[]): Targe
         ? "met"
         : "not met",
   });
+  loadAgainstFloor(load, out);
   return out;
+}
+
+/** Issue #27's bound on Deltagate's own cost per turn over the floor (zero profile, log line on). */
+export const FLOOR_BOUND = { p50Ms: 1.5, p99Ms: 5, cpuMs: 3 } as const;
+
+/**
+ * Issue #27: Deltagate over the floor, store:false and store:true, log line on — at the runtime's
+ * port when that was measured (a deployment has no dev proxy), else through the proxy.
+ */
+function floorTargets(profiles: ProfileResult[], out: TargetCheck[]): void {
+  const pairs = profiles.find((p) => p.id === "zero")?.floor?.pairs ?? [];
+  for (const store of [false, true]) {
+    const candidates = pairs.filter((p) => p.store === store && !p.gateway.startsWith("DG-nolog"));
+    const pair: FloorPair | undefined =
+      candidates.find((p) => p.path === "runtime") ?? candidates.find((p) => p.path === "proxy");
+    const latency = pair?.over.latencyMs ?? null;
+    const cpu = pair?.over.cpuMsPerTurn.runtime ?? null;
+    const f = (v: number): string => v.toFixed(1);
+    out.push({
+      claim: `Deltagate's own cost per turn over the floor relay, store:${store}, log line on (issue #27)`,
+      where: pair ? `zero: ${pair.gateway} vs ${pair.floor}` : "zero",
+      measured:
+        latency === null
+          ? "—"
+          : `p50 +${f(latency.p50)} ms, p99 +${f(latency.p99)} ms; runtime CPU ${cpu === null ? "—" : `+${f(cpu)} ms`}/turn`,
+      target: `p50 ≤ ${FLOOR_BOUND.p50Ms} ms, p99 ≤ ${FLOOR_BOUND.p99Ms} ms, runtime CPU ≤ floor + ${FLOOR_BOUND.cpuMs} ms`,
+      status:
+        latency === null || cpu === null
+          ? "not measured"
+          : latency.p50 <= FLOOR_BOUND.p50Ms && latency.p99 <= FLOOR_BOUND.p99Ms && cpu <= FLOOR_BOUND.cpuMs
+            ? "met"
+            : "not met",
+    });
+  }
+}
+
+/** Issue #27: Deltagate's load steps beside the floor's, same sessions and path. */
+function loadAgainstFloor(load: LoadStep[], out: TargetCheck[]): void {
+  const ran = load.filter((s) => s.refused === null);
+  const rows = ran.flatMap((dg) => {
+    if ((dg.gateway ?? "deltagate") !== "deltagate") return [];
+    const floor = ran.find((f) => f.gateway === "floor" && f.path === dg.path && f.sessions === dg.sessions);
+    if (!floor) return [];
+    const fmt = (s: LoadStep): string =>
+      `${s.turnsPerSecond.toFixed(0)} turns/s, p99 ${s.latencyMs.p99.toFixed(0)} ms${s.failedSessions > 0 ? `, ${s.failedSessions} failed` : ""}`;
+    return [`${dg.sessions} sessions, ${dg.path ?? "proxy"}: Deltagate ${fmt(dg)}; floor ${fmt(floor)}`];
+  });
+  out.push({
+    claim: "Load: Deltagate beside the floor relay on the same runtime (issue #27)",
+    where: "load",
+    measured: rows.length > 0 ? rows.join("; ") : "—",
+    target: "reported side by side",
+    status: rows.length > 0 ? "info" : "not measured",
+  });
 }
 
 const pct = (v: number): string => `${(v * 100).toFixed(1)}%`;

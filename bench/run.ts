@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the agent-loop benchmark of Deltagate against every alternative a user picks
- * (scenarios.ts), in several network profiles and model speeds (profiles.ts), in one run: one
- * unmeasured short warm-up loop per scenario, then interleaved rounds (every (profile, scenario)
- * pair once per round, the order rotated each round), then the load mode (load.ts). Writes
+ * and against the floor of its runtime (scenarios.ts, floor-report.ts), in several network
+ * profiles and model speeds (profiles.ts), in one run: one unmeasured short warm-up loop per
+ * scenario, then interleaved rounds (every (profile, scenario) pair once per round, the order
+ * rotated each round), then the load mode (load.ts) against Deltagate and the floor. Writes
  * `latest.json` (every raw number), `latest.md` (tables) and `latest.svg` (chart) to
  * bench/results/ and, after a default run, the benchmark block of docs/benchmarks.md (readme-block.ts).
  * Settings: bench/config.ts (env `BENCH_*`, listed in bench/README.md).
@@ -19,11 +20,13 @@ import { join, resolve } from "node:path";
 import { REPO_ROOT, wranglerEnv } from "../scripts/local-stack.ts";
 import { DEFAULT_CONNECTION_CACHE_SIZE } from "../simulator/store.ts";
 import { type BenchConfig, isDefaultRun, loadConfig } from "./config.ts";
+import { buildFloorReport } from "./floor-report.ts";
+import type { GatewayId } from "./gateways.ts";
 import { parseLinkSpec } from "./link-spec.ts";
 import { type LoadStep, runLoadStep } from "./load.ts";
 import type { LoopSample } from "./metrics.ts";
 import { describeModelTime, MODEL_TIMES } from "./model-time.ts";
-import { devProxyCpuMs, openFileLimit, workerdCount, workerdCpuMs } from "./proc-stats.ts";
+import { openFileLimit, type StackCpu, workerdCount } from "./proc-stats.ts";
 import {
   hopsBetween,
   PROFILE_IDS,
@@ -37,7 +40,7 @@ import { BENCH_PAGE } from "./readme-block.ts";
 import { buildReport, newScenarioRun, type ScenarioRun } from "./report.ts";
 import { checkTargets, type ProfileResult, type ResultsFile } from "./results.ts";
 import { SCENARIO_IDS, type ScenarioId, type ScenarioRunParams, scenarioById } from "./scenarios.ts";
-import { type BenchStack, startBenchStack, type UpstreamNeed } from "./stack.ts";
+import { type BenchStack, type GatewayStack, startBenchStack, type UpstreamNeed } from "./stack.ts";
 import { renderChart } from "./svg-chart.ts";
 import { renderMarkdown } from "./tables.ts";
 import { TIMING_EVENT_TYPE, TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
@@ -116,16 +119,27 @@ function scenariosFor(def: ProfileDef, config: BenchConfig): ScenarioId[] {
   return SCENARIO_IDS.filter((id) => chosen.has(id));
 }
 
+/** `after − before` of one field of two CPU readings, or null when either is missing. */
+function cpuDelta(
+  before: StackCpu | null,
+  after: StackCpu | null,
+  pick: (c: StackCpu) => number | null,
+): number | null {
+  const b = before ? pick(before) : null;
+  const a = after ? pick(after) : null;
+  return a !== null && b !== null ? a - b : null;
+}
+
 /**
- * One loop of `cell`, with the workerd CPU it cost.
- * @param deltagatePort the port clients reach Deltagate on (wrangler dev's proxy listens there).
+ * One loop of `cell`, with the CPU its gateway's `wrangler dev` spent meanwhile (a direct loop:
+ * Deltagate's, idle).
  */
 async function measure(
   cell: Cell,
   config: BenchConfig,
   nonce: string,
   turns: number,
-  deltagatePort: number,
+  stack: BenchStack,
 ): Promise<LoopSample> {
   const params: ScenarioRunParams = {
     targets: cell.profile.targets,
@@ -137,19 +151,34 @@ async function measure(
     turnTimeoutMs: TURN_TIMEOUT_MS,
     connectTimeoutMs: CONNECT_TIMEOUT_MS,
   };
+  const via = cell.run.scenario.via;
+  const gateway: GatewayStack = (via && stack.gateways.get(via.gateway)) || stack.deltagate;
   const hopsBefore = cell.profile.snapshot();
-  const cpuBefore = workerdCpuMs();
-  const proxyBefore = devProxyCpuMs(deltagatePort);
+  const cpuBefore = gateway.cpu();
   const loop = await cell.run.scenario.run(params);
   await new Promise((r) => setTimeout(r, SETTLE_MS));
-  const cpuAfter = workerdCpuMs();
-  const proxyAfter = devProxyCpuMs(deltagatePort);
+  const cpuAfter = gateway.cpu();
   return {
     ...loop,
     hops: hopsBetween(hopsBefore, cell.profile.snapshot()),
-    workerdCpuMs: cpuBefore !== null && cpuAfter !== null ? cpuAfter - cpuBefore : null,
-    devProxyCpuMs: proxyBefore !== null && proxyAfter !== null ? proxyAfter - proxyBefore : null,
+    workerdCpuMs: cpuDelta(cpuBefore, cpuAfter, (c) => c.workerdMs),
+    devProxyCpuMs: cpuDelta(cpuBefore, cpuAfter, (c) => c.proxyMs),
+    wranglerCpuMs: cpuDelta(cpuBefore, cpuAfter, (c) => c.wranglerMs),
   };
+}
+
+/** The gateways besides Deltagate the chosen scenarios and load steps go through. */
+function gatewaysNeeded(cells: Array<{ ids: ScenarioId[] }>, config: BenchConfig): GatewayId[] {
+  const needed = new Set<GatewayId>();
+  for (const { ids } of cells) {
+    for (const id of ids) {
+      const via = scenarioById(id).via;
+      if (via) needed.add(via.gateway);
+    }
+  }
+  if (config.BENCH_LOAD_SESSIONS.length > 0) for (const g of config.BENCH_LOAD_GATEWAYS) needed.add(g);
+  needed.delete("deltagate");
+  return [...needed];
 }
 
 async function main(): Promise<number> {
@@ -168,16 +197,25 @@ async function main(): Promise<number> {
   if (config.BENCH_LOAD_SESSIONS.length > 0)
     needs.push({ key: loadKey, modelTime: "zero", edgeProvider: null });
 
-  log("starting the simulators and wrangler dev…");
+  const extraGateways = gatewaysNeeded(
+    defs.map((d) => ({ ids: scenariosFor(d, config) })),
+    config,
+  );
+  log(`starting the simulators and wrangler dev (deltagate${extraGateways.map((g) => `, ${g}`).join("")})…`);
   let stack: BenchStack | null = null;
   const profiles: Profile[] = [];
   stopOnSignals(() => stack);
-  stack = await startBenchStack(needs, config.BENCH_VERBOSE, config.BENCH_STORAGE);
+  stack = await startBenchStack(needs, {
+    verbose: config.BENCH_VERBOSE,
+    storage: config.BENCH_STORAGE,
+    gateways: extraGateways,
+  });
   try {
     for (const def of defs) profiles.push(await startProfile(def, stack.viewFor(upstreamKey(def))));
-    log(
-      `Deltagate at ${stack.deltagate.baseUrl}; ${workerdCount()} workerd process(es) found for CPU accounting`,
-    );
+    for (const g of stack.gateways.values()) {
+      log(`${g.id} at ${g.urls.proxy} (runtime: ${g.urls.runtime ?? "not found"})`);
+    }
+    log(`${workerdCount()} workerd process(es) found for CPU accounting`);
     const cells: Cell[] = profiles.flatMap((profile) =>
       scenariosFor(profile.def, config).map((id) => ({
         profile,
@@ -201,7 +239,7 @@ async function main(): Promise<number> {
           config,
           `warmup-${randomUUID()}`,
           config.BENCH_WARMUP_TURNS,
-          Number(new URL(stack.deltagate.origin).port),
+          stack,
         );
         log(`warm-up ${name(cell)}: ${sample.loopMs.toFixed(0)} ms`);
       } catch (error) {
@@ -219,13 +257,7 @@ async function main(): Promise<number> {
         assertNotInterrupted();
         if (cell.run.status !== "ok") continue;
         try {
-          const sample = await measure(
-            cell,
-            config,
-            `r${round}-${randomUUID()}`,
-            config.BENCH_TURNS,
-            Number(new URL(stack.deltagate.origin).port),
-          );
+          const sample = await measure(cell, config, `r${round}-${randomUUID()}`, config.BENCH_TURNS, stack);
           cell.run.loops.set(round, sample);
           const extras = [
             sample.workerdCpuMs !== null ? `workerd ${sample.workerdCpuMs.toFixed(0)} ms CPU` : "",
@@ -248,25 +280,40 @@ async function main(): Promise<number> {
     const load: LoadStep[] = [];
     const loadView = config.BENCH_LOAD_SESSIONS.length > 0 ? stack.viewFor(loadKey) : null;
     for (const sessions of config.BENCH_LOAD_SESSIONS) {
-      assertNotInterrupted();
       if (!loadView) break;
-      log(`load: ${sessions} concurrent sessions × ${config.BENCH_LOAD_TURNS} turns…`);
-      const step = await runLoadStep(sessions, {
-        deltagateBaseUrl: loadView.deltagateBaseUrl,
-        apiKey: loadView.deltagateApiKey,
-        model: loadView.models.ws,
-        turnsPerSession: config.BENCH_LOAD_TURNS,
-        perMessageDeflate: config.BENCH_WS_DEFLATE,
-        askTiming: config.BENCH_TIMING,
-        connectTimeoutMs: LOAD_CONNECT_TIMEOUT_MS,
-        turnTimeoutMs: LOAD_TURN_TIMEOUT_MS,
-      });
-      load.push(step);
-      log(
-        step.refused
-          ? `load ${sessions}: refused (${step.refused})`
-          : `load ${sessions}: ${step.turnsPerSecond.toFixed(0)} turns/s, p99 ${step.latencyMs.p99.toFixed(0)} ms, ${step.failedSessions} failed`,
-      );
+      // Each path, Deltagate then the floor back to back, so the two compare like with like.
+      for (const path of config.BENCH_LOAD_PATHS) {
+        for (const id of config.BENCH_LOAD_GATEWAYS) {
+          assertNotInterrupted();
+          const gateway = stack.gateways.get(id);
+          const baseUrl = gateway ? (path === "proxy" ? gateway.urls.proxy : gateway.urls.runtime) : null;
+          if (!gateway || !baseUrl) {
+            log(`load ${sessions} on ${id} (${path}): not reachable, skipped`);
+            continue;
+          }
+          log(`load on ${id} (${path}): ${sessions} concurrent sessions × ${config.BENCH_LOAD_TURNS} turns…`);
+          const step = await runLoadStep(sessions, {
+            gateway: id,
+            path,
+            baseUrl,
+            apiKey: loadView.deltagateApiKey,
+            model: loadView.models.ws,
+            turnsPerSession: config.BENCH_LOAD_TURNS,
+            perMessageDeflate: config.BENCH_WS_DEFLATE,
+            askTiming: config.BENCH_TIMING,
+            connectTimeoutMs: LOAD_CONNECT_TIMEOUT_MS,
+            turnTimeoutMs: LOAD_TURN_TIMEOUT_MS,
+            cpu: () => gateway.cpu(),
+            rss: () => gateway.rss(),
+          });
+          load.push(step);
+          log(
+            step.refused
+              ? `load ${sessions} on ${id} (${path}): refused (${step.refused})`
+              : `load ${sessions} on ${id} (${path}): ${step.turnsPerSecond.toFixed(0)} turns/s, p99 ${step.latencyMs.p99.toFixed(0)} ms, ${step.failedSessions} failed`,
+          );
+        }
+      }
     }
     const elapsedS = (performance.now() - started) / 1000;
     assertNotInterrupted();
@@ -279,6 +326,7 @@ async function main(): Promise<number> {
         assumptions: profile.def.assumptions,
         rounds: own[0]?.rounds ?? 0,
         scenarios: buildReport(own.map((c) => c.run)),
+        floor: buildFloorReport(own.map((c) => c.run)),
       };
     });
     const finalContext = profileResults
@@ -315,6 +363,8 @@ async function main(): Promise<number> {
         link: config.BENCH_LINK,
         loadSessions: config.BENCH_LOAD_SESSIONS,
         loadTurns: config.BENCH_LOAD_TURNS,
+        loadGateways: config.BENCH_LOAD_GATEWAYS,
+        loadPaths: config.BENCH_LOAD_PATHS,
         wsPerMessageDeflateOffered: config.BENCH_WS_DEFLATE,
         timingOptIn: config.BENCH_TIMING
           ? `${TIMING_OPT_IN_HEADER}: true; reads ${TIMING_EVENT_TYPE} and Server-Timing`
@@ -332,12 +382,15 @@ async function main(): Promise<number> {
         ),
         wsCacheSize: DEFAULT_CONNECTION_CACHE_SIZE,
         wsPerMessageDeflate: true,
+        process:
+          "one process per model-time setting, apart from the benchmark's (bench/simulator-process.ts)",
       },
       deltagate: {
         routes: JSON.parse(stack.routes) as unknown,
         runtime: `wrangler dev (local workerd, Worker snapshot), default settings; wrangler's local observability ${
           wranglerEnv(process.env, false).X_LOCAL_OBSERVABILITY === "false" ? "off" : "on"
         } (X_LOCAL_OBSERVABILITY); Durable Object storage on ${stack.storage.fileSystem ?? "an unknown file system"} (BENCH_STORAGE=${config.BENCH_STORAGE})`,
+        gateways: Object.fromEntries([...stack.gateways].map(([id, g]) => [id, g.urls])),
       },
       profiles: profileResults,
       load,

@@ -12,22 +12,28 @@
  * - clients that resend everything (issue #18), through Deltagate: DG-sl-http (stateless HTTP, no
  *   session, store:true as the SDKs default), DG-sl-ws (one socket, the whole history each turn,
  *   no `previous_response_id`), DG-cx-rc (Codex-like: drops every K turns and resends the whole
- *   history on the new socket, as Codex does).
- * Each Deltagate scenario names its direct counterpart (`versus`), the loop it replaces, for the
- * per-turn added latency. Scenarios do not know the network profile: `ScenarioTargets` carries
- * the URLs the client uses (direct, or a link proxy's) and the Deltagate model routed to the
- * profile's upstream (profiles.ts, stack.ts).
+ *   history on the new socket, as Codex does);
+ * - the floor (issue #27): the same WebSocket loop through the minimal relay of bench/floor/
+ *   (FL-ws store:false, FL-st store:true) beside Deltagate's (DG-ws, DG-st), each also at the
+ *   runtime's own port (`@rt`: past wrangler dev's proxy), and Deltagate without its per-turn log
+ *   line (DG-nolog, DG-nolog@rt: `TURN_LOG=0`).
+ * Each gateway scenario names its direct counterpart (`versus`), the loop it replaces, for the
+ * per-turn added latency, and Deltagate's WebSocket loops name their floor (`floor`), the same
+ * loop through the minimal relay on the same path. Scenarios do not know the network profile:
+ * `ScenarioTargets` carries the URLs the client uses (direct, or a link proxy's) and the model
+ * routed to the profile's upstream (profiles.ts, stack.ts).
  * Invariant: loops run one at a time, so the simulator recorder's entries between a loop's start
  * and end are exactly that loop's upstream traffic (the recorder is cleared before each loop).
  */
 
-import type { Recorder } from "../simulator/recorder.ts";
 import { STORE_FALSE_GRACE_HEADER } from "../src/http/client-options.ts";
 import { chatTransport } from "./chat-transport.ts";
+import { baseUrlOf, type GatewayTargets, type Via } from "./gateways.ts";
 import { httpTransport } from "./http-transport.ts";
 import { runAgentLoop, type TurnTransport } from "./loop.ts";
 import { createLoopFetch } from "./loop-fetch.ts";
 import type { ClientWire, LoopSample, UpstreamTraffic } from "./metrics.ts";
+import type { TrafficRecorder } from "./simulator-process.ts";
 import { TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
 import { wsTransport } from "./ws-transport.ts";
 
@@ -47,21 +53,39 @@ export const SCENARIO_IDS = [
   "DG-sl-http",
   "DG-sl-ws",
   "DG-cx-rc",
+  "DG-st",
+  "FL-ws",
+  "FL-st",
+  "DG-nolog",
+  "DG-ws@rt",
+  "DG-st@rt",
+  "FL-ws@rt",
+  "FL-st@rt",
+  "DG-nolog@rt",
 ] as const;
 /** One of `SCENARIO_IDS`. */
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
 
+/** The scenarios of the floor comparison (issue #27), which run by default in the zero profile only. */
+export const FLOOR_SCENARIO_IDS: readonly ScenarioId[] = SCENARIO_IDS.filter(
+  (id) => id === "DG-st" || id.startsWith("FL-") || id.startsWith("DG-nolog") || id.endsWith("@rt"),
+);
+
 /** Where a profile's loops send their requests. */
 export interface ScenarioTargets {
-  /** Deltagate's base URL including `/v1` as the client reaches it (direct or via a link proxy). */
-  deltagateBaseUrl: string;
+  /**
+   * The gateways' base URLs including `/v1` as the client reaches them (direct or via a link
+   * proxy), per gateway and path (gateways.ts).
+   */
+  gateways: GatewayTargets;
+  /** The client key of every gateway (Deltagate's local development key; the floor takes the same). */
   deltagateApiKey: string;
   /** The simulator's base URL including `/v1` as the client reaches it. */
   simulatorBaseUrl: string;
   /** Deltagate model ids routed to this profile's upstream, per upstream API. */
   models: { ws: string; http: string; chat: string };
-  /** The recorder of this profile's simulator. */
-  recorder: Recorder;
+  /** The recorder of this profile's simulator (in its own process: simulator-process.ts). */
+  recorder: TrafficRecorder;
 }
 
 /** What a scenario needs to run one loop. */
@@ -80,8 +104,8 @@ export interface ScenarioRunParams {
   connectTimeoutMs: number;
 }
 
-/** A loop's measurements before the runner adds the hops and workerd CPU. */
-export type ScenarioLoop = Omit<LoopSample, "hops" | "workerdCpuMs" | "devProxyCpuMs">;
+/** A loop's measurements before the runner adds the hops and the gateway's CPU. */
+export type ScenarioLoop = Omit<LoopSample, "hops" | "workerdCpuMs" | "devProxyCpuMs" | "wranglerCpuMs">;
 
 /** A scenario: labels and how to run one loop. */
 export interface Scenario {
@@ -92,8 +116,17 @@ export interface Scenario {
   description: string;
   /** The direct loop this one replaces (for "added latency"), or null for a direct scenario. */
   versus: ScenarioId | null;
-  /** True when the loop goes through Deltagate (workerd CPU is attributed to it). */
+  /** The gateway endpoint the loop goes through (its CPU is attributed to the loop); null: direct. */
+  via: Via | null;
+  /** True when the loop goes through Deltagate (either of its gateways). */
   viaDeltagate: boolean;
+  /**
+   * Deltagate's WebSocket loops: the same loop through the floor relay on the same path, for
+   * "Deltagate over the floor" (floor-report.ts); null otherwise.
+   */
+  floor?: ScenarioId | null;
+  /** The `store` of its WebSocket turns, where the floor comparison needs it (floor-report.ts). */
+  store?: boolean;
   /**
    * Runs one loop.
    * @throws {Error} when any turn fails (the caller marks the scenario unavailable or failed).
@@ -121,8 +154,8 @@ function loopHeaders(params: ScenarioRunParams, apiKey: string, session = true):
   };
 }
 
-function traffic(recorder: Recorder): UpstreamTraffic {
-  const records = recorder.list();
+async function traffic(recorder: TrafficRecorder): Promise<UpstreamTraffic> {
+  const records = await recorder.list();
   const transports: Record<string, number> = {};
   for (const record of records) transports[record.transport] = (transports[record.transport] ?? 0) + 1;
   const perRequest = records
@@ -146,7 +179,7 @@ async function httpLoop(
   target: { baseURL: string; apiKey: string; model: string },
   kind: HttpKind,
 ): Promise<ScenarioLoop> {
-  params.targets.recorder.clear();
+  await params.targets.recorder.clear();
   const loopFetch = createLoopFetch();
   const session = kind.kind === "chat" || kind.session !== false;
   const { authorization: _auth, ...headers } = loopHeaders(params, target.apiKey, session);
@@ -178,7 +211,7 @@ async function httpLoop(
       turns,
       client,
       deflate: null,
-      upstream: traffic(params.targets.recorder),
+      upstream: await traffic(params.targets.recorder),
     };
   } finally {
     loopFetch.close();
@@ -198,7 +231,7 @@ async function wsLoop(
     grace?: boolean;
   },
 ): Promise<ScenarioLoop> {
-  params.targets.recorder.clear();
+  await params.targets.recorder.clear();
   const started = performance.now();
   const transport = wsTransport({
     url: wsUrl(target.baseURL),
@@ -228,7 +261,7 @@ async function wsLoop(
       turns,
       client: transport.wire(),
       deflate: transport.deflate(),
-      upstream: traffic(params.targets.recorder),
+      upstream: await traffic(params.targets.recorder),
     };
   } finally {
     await transport.close();
@@ -240,8 +273,9 @@ const direct = (p: ScenarioRunParams) => ({
   apiKey: SIM_KEY,
   model: DIRECT_MODEL,
 });
-const gateway = (p: ScenarioRunParams, api: "ws" | "http" | "chat") => ({
-  baseURL: p.targets.deltagateBaseUrl,
+const DG: Via = { gateway: "deltagate", path: "proxy" };
+const gateway = (p: ScenarioRunParams, api: "ws" | "http" | "chat", via: Via = DG) => ({
+  baseURL: baseUrlOf(p.targets.gateways, via),
   apiKey: p.targets.deltagateApiKey,
   model: p.targets.models[api],
 });
@@ -254,6 +288,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "POST /v1/responses (SSE) straight to the upstream, store:false; every turn re-sends the whole history (instructions, tools, every call and output).",
     versus: null,
+    via: null,
     viaDeltagate: false,
     run: (p) => httpLoop(p, direct(p), { kind: "responses", style: "full-history" }),
   },
@@ -263,6 +298,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "POST /v1/responses (SSE) straight to the upstream with store:true; each turn sends previous_response_id, tools and only the new items.",
     versus: null,
+    via: null,
     viaDeltagate: false,
     run: (p) => httpLoop(p, direct(p), { kind: "responses", style: "chained" }),
   },
@@ -272,6 +308,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "One WebSocket straight to the upstream's Responses WebSocket mode, store:false; previous_response_id + the new items each turn (the chain lives in the connection's cache).",
     versus: null,
+    via: null,
     viaDeltagate: false,
     run: (p) => wsLoop(p, direct(p), { store: false, drops: false, resume: "full" }),
   },
@@ -281,6 +318,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "POST /v1/chat/completions (stream, usage) straight to the upstream; the whole conversation as messages every turn.",
     versus: null,
+    via: null,
     viaDeltagate: false,
     run: (p) => httpLoop(p, direct(p), { kind: "chat" }),
   },
@@ -290,7 +328,10 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "One WebSocket to Deltagate, store:false, delta turns; Deltagate forwards the delta on its own warm WebSocket to the upstream's WebSocket mode.",
     versus: "E",
+    via: DG,
     viaDeltagate: true,
+    floor: "FL-ws",
+    store: false,
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: false, resume: "chain-or-full" }),
   },
   {
@@ -299,6 +340,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "One WebSocket to Deltagate, store:false, delta turns; Deltagate rebuilds the full context for a Responses HTTP/SSE upstream each turn.",
     versus: "E",
+    via: DG,
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "http"), { store: false, drops: false, resume: "chain-or-full" }),
   },
@@ -308,6 +350,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "An HTTP-only client: POST /v1/responses (SSE) to Deltagate, store:true + previous_response_id + the new items; Deltagate forwards on its warm upstream WebSocket.",
     versus: "E",
+    via: DG,
     viaDeltagate: true,
     run: (p) => httpLoop(p, gateway(p, "ws"), { kind: "responses", style: "chained" }),
   },
@@ -317,6 +360,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "One WebSocket to Deltagate, store:false, delta turns; Deltagate translates each turn into a full-history Chat Completions request.",
     versus: "CH",
+    via: DG,
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "chat"), { store: false, drops: false, resume: "chain-or-full" }),
   },
@@ -326,6 +370,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "As E, but the socket dies after every K-th turn; the next turn opens a new socket and re-sends the whole history (the old connection's cache is gone; Codex does the same).",
     versus: null,
+    via: null,
     viaDeltagate: false,
     run: (p) => wsLoop(p, direct(p), { store: false, drops: true, resume: "full" }),
   },
@@ -335,6 +380,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "As DG-ws, socket dropped after every K-th turn; each socket asks for a 5-minute store:false grace window (x-deltagate-store-false-grace), so the new socket (same session-id) continues with previous_response_id, and re-sends the whole history only if that is refused.",
     versus: "E-rc",
+    via: DG,
     viaDeltagate: true,
     run: (p) =>
       wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "chain-or-full", grace: true }),
@@ -345,6 +391,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "As DG-rc with store:true: the chain is stored, so the new socket always continues with previous_response_id.",
     versus: "E-rc",
+    via: DG,
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: true, drops: true, resume: "chain-or-full" }),
   },
@@ -354,6 +401,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "As A, through Deltagate: POST /v1/responses (SSE) with the whole history every turn, no session header, no previous_response_id, store:true (the SDKs' default); Deltagate routes it by affinity, matches the resend and sends only the new items on its warm upstream WebSocket.",
     versus: "A",
+    via: DG,
     viaDeltagate: true,
     run: (p) =>
       httpLoop(p, gateway(p, "ws"), {
@@ -369,6 +417,7 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "One WebSocket to Deltagate, store:false, the whole history every turn without previous_response_id (an SDK that does not chain); Deltagate matches each resend and sends only the new items upstream.",
     versus: "A",
+    via: DG,
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: false, resume: "full", chain: false }),
   },
@@ -378,10 +427,92 @@ export const SCENARIOS: readonly Scenario[] = [
     description:
       "As E-rc through Deltagate (same session-id): after each drop the new socket re-sends the whole history without previous_response_id, as Codex does; each socket asks for a 5-minute store:false grace window (x-deltagate-store-false-grace; Codex can send it with its provider's http_headers), so Deltagate still holds the chain, matches the resend to it and sends only the new items upstream.",
     versus: "E-rc",
+    via: DG,
     viaDeltagate: true,
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "full", grace: true }),
   },
+  ...floorScenarios(),
 ];
+
+/** A WebSocket loop without drops through `via` (DG-ws's client), store:false or store:true. */
+function wsThrough(via: Via, store: boolean): Scenario["run"] {
+  return (p) => wsLoop(p, gateway(p, "ws", via), { store, drops: false, resume: "chain-or-full" });
+}
+
+/**
+ * The floor comparison (issue #27): DG-ws's client through the minimal relay (FL-*), through
+ * Deltagate with store:true (DG-st) and without its log line (DG-nolog), and each of those and
+ * DG-ws at the runtime's own port (`@rt`).
+ */
+function floorScenarios(): Scenario[] {
+  const at = (gateway: Via["gateway"], rt: boolean): Via => ({ gateway, path: rt ? "runtime" : "proxy" });
+  const out: Scenario[] = [];
+  for (const rt of [false, true]) {
+    const where = rt ? " at the runtime's port" : "";
+    const suffix = rt ? "@rt" : "";
+    const path = rt
+      ? "to the runtime's own port (past wrangler dev's proxy, as a deployment is reached)"
+      : "through wrangler dev's proxy (as every other Deltagate scenario)";
+    if (rt) {
+      out.push({
+        id: "DG-ws@rt",
+        label: "DG-ws@rt: DG-ws at the runtime's port",
+        description: `As DG-ws, ${path}.`,
+        versus: "E",
+        via: at("deltagate", true),
+        viaDeltagate: true,
+        floor: "FL-ws@rt",
+        store: false,
+        run: wsThrough(at("deltagate", true), false),
+      });
+    }
+    out.push(
+      {
+        id: `DG-st${suffix}` as ScenarioId,
+        label: `DG-st${suffix}: Deltagate WS → WS upstream, store:true${where}`,
+        description: `As DG-ws with store:true (each response committed before its terminal event is sent), ${path}.`,
+        versus: "E",
+        via: at("deltagate", rt),
+        viaDeltagate: true,
+        floor: `FL-st${suffix}` as ScenarioId,
+        store: true,
+        run: wsThrough(at("deltagate", rt), true),
+      },
+      {
+        id: `FL-ws${suffix}` as ScenarioId,
+        label: `FL-ws${suffix}: floor relay WS → WS upstream, store:false${where}`,
+        description: `DG-ws's client and workload through the minimal relay of bench/floor/ (hibernation accept, one warm upstream socket, every frame parsed and re-stringified both ways, no SQLite write for a store:false response), ${path}.`,
+        versus: "E",
+        via: at("floor", rt),
+        viaDeltagate: false,
+        store: false,
+        run: wsThrough(at("floor", rt), false),
+      },
+      {
+        id: `FL-st${suffix}` as ScenarioId,
+        label: `FL-st${suffix}: floor relay, store:true${where}`,
+        description: `As FL-ws${suffix} with store:true: the relay writes each terminal event to SQLite before it forwards it (the output gate holds the send until the write is durable).`,
+        versus: "E",
+        via: at("floor", rt),
+        viaDeltagate: false,
+        store: true,
+        run: wsThrough(at("floor", rt), true),
+      },
+      {
+        id: `DG-nolog${suffix}` as ScenarioId,
+        label: `DG-nolog${suffix}: DG-ws with TURN_LOG=0${where}`,
+        description: `As DG-ws${suffix} through a second Deltagate started with TURN_LOG=0 (no per-turn log line), ${path}.`,
+        versus: "E",
+        via: at("deltagate-nolog", rt),
+        viaDeltagate: true,
+        floor: `FL-ws${suffix}` as ScenarioId,
+        store: false,
+        run: wsThrough(at("deltagate-nolog", rt), false),
+      },
+    );
+  }
+  return out;
+}
 
 /** The scenario with `id`. @throws {Error} for an unknown id. */
 export function scenarioById(id: ScenarioId): Scenario {

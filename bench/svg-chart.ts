@@ -1,8 +1,8 @@
 /**
  * The run's chart (bench/results/latest.svg), hand-written SVG with no dependency: one panel per
  * profile, one horizontal bar per scenario showing its loop time as a ratio to A of the same
- * profile (A = 1; shorter is faster), direct competitors in grey and Deltagate in blue, each bar
- * labelled with the ratio and the loop time.
+ * profile (A = 1; shorter is faster), direct competitors in grey, the floor relay (bench/floor/) in
+ * green and Deltagate in blue, each bar labelled with the ratio and the loop time.
  * Invariant: a pure function of the results; all text is XML-escaped.
  */
 import type { ResultsFile } from "./results.ts";
@@ -46,7 +46,7 @@ export function renderChart(results: ResultsFile): string {
         );
       } else {
         const w = Math.max(1, s.vsA * scale);
-        const fill = s.viaDeltagate ? "#1a73e8" : "#9aa0a6";
+        const fill = s.viaDeltagate ? "#1a73e8" : s.via?.gateway === "floor" ? "#34a853" : "#9aa0a6";
         parts.push(
           label,
           `<rect x="${LABEL_W}" y="${y + 3}" width="${w.toFixed(1)}" height="${ROW_H - 6}" fill="${fill}"/>`,
@@ -65,7 +65,8 @@ export function renderChart(results: ResultsFile): string {
   const legend =
     `<rect x="8" y="${height - 18}" width="10" height="10" fill="#9aa0a6"/><text x="22" y="${height - 9}" font-size="11">direct (no Deltagate)</text>` +
     `<rect x="160" y="${height - 18}" width="10" height="10" fill="#1a73e8"/><text x="174" y="${height - 9}" font-size="11">through Deltagate</text>` +
-    `<text x="320" y="${height - 9}" font-size="11">dashed line: A (= 1); shorter bars are faster loops</text>`;
+    `<rect x="290" y="${height - 18}" width="10" height="10" fill="#34a853"/><text x="304" y="${height - 9}" font-size="11">floor relay</text>` +
+    `<text x="390" y="${height - 9}" font-size="11">dashed line: A (= 1); shorter bars are faster</text>`;
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif">`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,

@@ -1,9 +1,11 @@
 /**
  * Markdown tables of a run, rendered from the results file alone (results.ts): the summary across
- * profiles, per profile the time table, the bytes/CPU table, the shaped hops and the per-stage
- * timing, the load table and the issue #8 targets.
+ * profiles, per profile the time table, the bytes/CPU table, Deltagate over the floor and the log
+ * line's cost (floor-report.ts), the shaped hops and the per-stage timing, the load table and the
+ * targets of issues #8, #18 and #27.
  * Invariant: pure functions of the results (no I/O, no clock).
  */
+import type { CpuPerTurn, FloorReport } from "./floor-report.ts";
 import type { LoadStep } from "./load.ts";
 import { HOP_IDS } from "./metrics.ts";
 import type { Percentiles, ScenarioReport } from "./report.ts";
@@ -90,11 +92,11 @@ export function bytesTable(profile: ProfileResult): string {
         ? `${r.reconnectsPerLoop} / ${r.fallbacksPerLoop}`
         : "—";
     const deflate = r.deflate === null ? "—" : r.deflate ? "yes" : "no";
-    return `| ${r.id} | ${bytes(r.uplinkPayloadBytesPerTurn)} | ${bytes(r.uplinkWireBytesPerTurn)} | ${ratio(r.uplinkVsA)} | ${deflate} | ${bytes(r.downlinkWireBytesPerTurn)} | ${r.connectionsPerLoop ?? "—"} | ${bytes(r.upstreamBytesPerTurn)} | ${via} | ${cpuCell(r)} | ${rc} |`;
+    return `| ${r.id} | ${bytes(r.uplinkPayloadBytesPerTurn)} | ${bytes(r.uplinkWireBytesPerTurn)} | ${ratio(r.uplinkVsA)} | ${deflate} | ${bytes(r.downlinkWireBytesPerTurn)} | ${r.connectionsPerLoop ?? "—"} | ${bytes(r.upstreamBytesPerTurn)} | ${via} | ${cpuCell(r)} | ${ms(r.wranglerCpuMsPerTurn)} | ${rc} |`;
   });
   return [
-    "| Scenario | Uplink JSON (B/turn) | Uplink wire (B/turn) | Uplink wire vs A | permessage-deflate | Downlink wire (B/turn) | Client conns/loop | Upstream received (B/turn) | Upstream via | workerd CPU (ms/turn): all (dev proxy) | Reconnects / fallbacks per loop |",
-    "|---|--:|--:|--:|---|--:|--:|--:|---|--:|--:|",
+    "| Scenario | Uplink JSON (B/turn) | Uplink wire (B/turn) | Uplink wire vs A | permessage-deflate | Downlink wire (B/turn) | Client conns/loop | Upstream received (B/turn) | Upstream via | workerd CPU (ms/turn): all (dev proxy) | wrangler Node CPU (ms/turn) | Reconnects / fallbacks per loop |",
+    "|---|--:|--:|--:|---|--:|--:|--:|---|--:|--:|--:|",
     ...rows,
   ].join("\n");
 }
@@ -134,11 +136,64 @@ function mib(value: number | null): string {
   return value === null ? "—" : `${(value / 1024 / 1024).toFixed(0)}`;
 }
 
-/** The load steps. */
+/** A signed difference in ms, e.g. "+1.2" or "−0.3". */
+function signed(value: number | null | undefined): string {
+  if (value === null || value === undefined || !Number.isFinite(value)) return "—";
+  return value < 0 ? `−${ms(-value)}` : `+${ms(value)}`;
+}
+
+function pathLabel(path: string | undefined): string {
+  return path === "runtime" ? "runtime port" : "dev proxy";
+}
+
+function cpuTriple(c: CpuPerTurn): string {
+  return `${ms(c.runtime)} / ${ms(c.devProxy)} / ${ms(c.wrangler)}`;
+}
+
+/**
+ * Deltagate over the floor relay (issue #27), one row per Deltagate scenario and its floor:
+ * paired per turn, and CPU per turn by process; "" when the profile ran no such pair.
+ */
+export function floorTable(report: FloorReport | undefined): string {
+  const pairs = report?.pairs ?? [];
+  if (pairs.length === 0) return "";
+  const rows = pairs.map((p) => {
+    const l = p.over.latencyMs;
+    return `| ${p.gateway} over ${p.floor} | ${pathLabel(p.path)} | ${p.store} | ${l ? `${signed(l.p50)} / ${signed(l.p99)}` : "—"} | ${l?.pairs ?? 0} | ${ms(p.gatewayCpu.runtime)} / ${ms(p.floorCpu.runtime)} / ${signed(p.over.cpuMsPerTurn.runtime)} | ${cpuTriple(p.gatewayCpu)} | ${cpuTriple(p.floorCpu)} | ${pct(p.gatewayOverDirect)} | ${pct(p.floorOverDirect)} |`;
+  });
+  return [
+    "| Pair | Client reaches | store | Deltagate over the floor, paired per turn: p50 / p99 (ms) | Turn pairs | Runtime CPU (ms/turn): Deltagate / floor / over the floor | Deltagate CPU (ms/turn): runtime / dev proxy / wrangler Node | Floor CPU (ms/turn): runtime / dev proxy / wrangler Node | Deltagate over E p50 / p99 (ms) | Floor over E p50 / p99 (ms) |",
+    "|---|---|---|--:|--:|--:|--:|--:|--:|--:|",
+    ...rows,
+  ].join("\n");
+}
+
+/**
+ * The per-turn log line's cost (Deltagate minus its `TURN_LOG=0` twin, paired per turn and per
+ * round): latency, and CPU per turn in the runtime and in what only wrangler dev runs; "" when
+ * the profile did not run both.
+ */
+export function logLineTable(report: FloorReport | undefined): string {
+  const costs = report?.logLine ?? [];
+  if (costs.length === 0) return "";
+  const rows = costs.map((c) => {
+    const l = c.cost.latencyMs;
+    const cpu = c.cost.cpuMsPerTurn;
+    return `| ${c.on} − ${c.off} | ${pathLabel(c.path)} | ${l ? `${signed(l.p50)} / ${signed(l.p99)}` : "—"} | ${l?.pairs ?? 0} | ${signed(cpu.runtime)} | ${signed(cpu.devProxy)} | ${signed(cpu.wrangler)} |`;
+  });
+  return [
+    "| With − without the log line | Client reaches | Turn latency p50 / p99 (ms) | Turn pairs | Runtime CPU (ms/turn) | wrangler dev's proxy CPU (ms/turn) | wrangler's Node CPU: console forwarding (ms/turn) |",
+    "|---|---|--:|--:|--:|--:|--:|",
+    ...rows,
+  ].join("\n");
+}
+
+/** The load steps, each with the gateway and path it ran against. */
 export function loadTable(steps: LoadStep[]): string {
   if (steps.length === 0) return "";
   const rows = steps.map((s) => {
-    if (s.refused) return `| ${s.sessions} | refused: ${s.refused} | | | | | | | |`;
+    const where = `${s.gateway ?? "deltagate"} | ${pathLabel(s.path)}`;
+    if (s.refused) return `| ${where} | ${s.sessions} | refused: ${s.refused} | | | | | | |`;
     const errors =
       s.failedSessions === 0
         ? "0"
@@ -147,11 +202,15 @@ export function loadTable(steps: LoadStep[]): string {
             .join("; ")
             .replace(/\|/g, "\\|")
             .slice(0, 200)})`;
-    return `| ${s.sessions} × ${s.turnsPerSession} | ${(s.connectPhaseMs / 1000).toFixed(1)} | ${(s.turnPhaseMs / 1000).toFixed(1)} | ${s.turnsPerSecond.toFixed(0)} | ${ms(s.latencyMs.p50)} / ${ms(s.latencyMs.p99)} | ${errors} | ${ms(s.workerdCpuMsPerTurn)} | ${mib(s.workerdRssBytes.before)} / ${mib(s.workerdRssBytes.peak)} / ${mib(s.workerdRssBytes.after)} |`;
+    const cpu =
+      s.devProxyCpuMsPerTurn == null
+        ? ms(s.workerdCpuMsPerTurn)
+        : `${ms(s.workerdCpuMsPerTurn)} (${ms(s.devProxyCpuMsPerTurn)})`;
+    return `| ${where} | ${s.sessions} × ${s.turnsPerSession} | ${(s.connectPhaseMs / 1000).toFixed(1)} | ${(s.turnPhaseMs / 1000).toFixed(1)} | ${s.turnsPerSecond.toFixed(0)} | ${ms(s.latencyMs.p50)} / ${ms(s.latencyMs.p99)} | ${errors} | ${cpu} | ${mib(s.workerdRssBytes.before)} / ${mib(s.workerdRssBytes.peak)} / ${mib(s.workerdRssBytes.after)} |`;
   });
   return [
-    "| Sessions × turns | Connect phase (s) | Turn phase (s) | Turns/s | Turn p50 / p99 (ms) | Failed sessions | workerd CPU (ms/turn) | workerd RSS before / peak / after (MiB) |",
-    "|--:|--:|--:|--:|--:|---|--:|--:|",
+    "| Gateway | Client reaches | Sessions × turns | Connect phase (s) | Turn phase (s) | Turns/s | Turn p50 / p99 (ms) | Failed sessions | workerd CPU (ms/turn): all (dev proxy) | workerd RSS before / peak / after (MiB) |",
+    "|---|---|--:|--:|--:|--:|--:|---|--:|--:|",
     ...rows,
   ].join("\n");
 }
@@ -188,11 +247,21 @@ export function targetsTable(targets: TargetCheck[]): string {
   ].join("\n");
 }
 
+/** The sentence above the floor table (latest.md and the benchmark page). */
+export const FLOOR_INTRO =
+  "Deltagate over the floor (issue #27): the same client and workload through the minimal relay of bench/floor/ (hibernation accept, one warm upstream socket, every frame parsed and re-stringified both ways, a SQLite write per store:true turn) on the same runtime, storage and rounds; the floor has no log line, Deltagate its default one (DG-nolog: without it). Runtime CPU is the gateway's workerd less wrangler dev's proxy; wrangler Node is the console forwarding only `wrangler dev` pays:";
+
+/** The sentence above the log-line table. */
+export const LOG_LINE_INTRO =
+  "The per-turn log line (`TURN_LOG`), Deltagate minus its `TURN_LOG=0` twin in the same rounds: the runtime's part is the `console.log` itself, the proxy's and wrangler Node's only `wrangler dev` pays (the inspector carries each line to wrangler, which prints it):";
+
 /** The whole Markdown report of a run (latest.md and stdout). */
 export function renderMarkdown(results: ResultsFile): string {
   const sections = results.profiles.flatMap((p) => {
     const hops = hopsTable(p);
     const stages = stagesTable(p);
+    const floor = floorTable(p.floor);
+    const logLine = logLineTable(p.floor);
     return [
       `## Profile ${p.label}`,
       "",
@@ -201,6 +270,8 @@ export function renderMarkdown(results: ResultsFile): string {
       timeTable(p),
       "",
       bytesTable(p),
+      ...(floor ? ["", FLOOR_INTRO, "", floor] : []),
+      ...(logLine ? ["", LOG_LINE_INTRO, "", logLine] : []),
       ...(resendTable(p) ? ["", "Clients that resend everything (issue #18):", "", resendTable(p)] : []),
       ...(hops ? ["", "Shaped hops (TCP payload through each link proxy):", "", hops] : []),
       "",
@@ -222,11 +293,18 @@ export function renderMarkdown(results: ResultsFile): string {
     "",
     summaryTable(results.profiles),
     "",
-    "Targets of issues #8 and #18 as measured in this run:",
+    "Targets of issues #8, #18 and #27 as measured in this run:",
     "",
     targetsTable(results.targets),
     "",
-    ...(load ? ["## Load (zero profile: loopback, zero model time, WebSocket upstream)", "", load, ""] : []),
+    ...(load
+      ? [
+          "## Load (zero profile: loopback, zero model time, WebSocket upstream; Deltagate and the floor relay)",
+          "",
+          load,
+          "",
+        ]
+      : []),
     ...sections,
     "Scenarios:",
     "",

@@ -1,6 +1,7 @@
 /**
- * The local stack's own secrets (`npm start`, the end-to-end tests): the client-secret signing key,
- * the control-plane secret, the admin API key and the compaction key. Owns where they come from:
+ * The local stack's own secrets (`npm start`, the end-to-end tests): the root secret
+ * (`DELTAGATE_SECRET`, from which the control plane's, client secrets' and compaction items' keys
+ * are derived: src/config/root-secret.ts) and the admin API key. Owns where they come from:
  * a file beside the Durable Object state they protect (`<state dir>/deltagate-local-secrets.json`,
  * under the gitignored `.wrangler/state` for `npm start`), generated once with random values and
  * read on every later start.
@@ -8,7 +9,10 @@
  * a key or open a sealed compaction item of someone's local stack without reading that file; and
  * a restart of the same state keeps its keys, so what the state holds (sealed compaction items,
  * minted keys, tenants' sealed upstream keys) and secrets minted before the restart stay valid.
- * Deleting the state directory deletes its keys with it.
+ * Deleting the state directory deletes its keys with it. A file written before the root secret
+ * (with `CLIENT_SECRET_SIGNING_KEY`, `CONTROL_SECRET`, `COMPACTION_KEY`) keeps those values and
+ * they are passed on under their deprecated names, which the Worker reads until 0.3
+ * (src/config/schema.ts `DEPRECATED_SETTINGS`), so that state stays valid too.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,15 +22,21 @@ import { join } from "node:path";
 export const LOCAL_SECRETS_FILE = "deltagate-local-secrets.json";
 
 /** The Worker settings the file holds (names of docs/configuration.md's table). */
-export const LOCAL_SECRET_NAMES = [
+export const LOCAL_SECRET_NAMES = ["DELTAGATE_SECRET", "ADMIN_API_KEY"] as const;
+
+/**
+ * The deprecated settings a file written by an older version holds: kept, never generated
+ * (read until 0.3, as the Worker reads them; docs/configuration.md "Deprecated names").
+ */
+export const LEGACY_LOCAL_SECRET_NAMES = [
   "CLIENT_SECRET_SIGNING_KEY",
   "CONTROL_SECRET",
-  "ADMIN_API_KEY",
   "COMPACTION_KEY",
 ] as const;
 
-/** The local secrets, by setting name. */
-export type LocalSecrets = Record<(typeof LOCAL_SECRET_NAMES)[number], string>;
+/** The local secrets, by setting name (the legacy ones only where the file has them). */
+export type LocalSecrets = Record<(typeof LOCAL_SECRET_NAMES)[number], string> &
+  Partial<Record<(typeof LEGACY_LOCAL_SECRET_NAMES)[number], string>>;
 
 /** 32 random bytes, base64url (43 characters: above every minimum length the Worker checks). */
 function randomSecret(): string {
@@ -36,7 +46,7 @@ function randomSecret(): string {
 /**
  * The secrets of the state in `stateDir`: read from its file, or generated and written there
  * (mode 0600) when it has none yet. A file missing a value (written by an older version) gets it
- * added.
+ * added; its legacy values are kept.
  * @throws {Error} when the file exists but is not a JSON object of strings.
  */
 export function localSecrets(stateDir: string): LocalSecrets {
@@ -59,6 +69,10 @@ export function localSecrets(stateDir: string): LocalSecrets {
       secrets[name] = randomSecret();
       changed = true;
     }
+  }
+  for (const name of LEGACY_LOCAL_SECRET_NAMES) {
+    const value = stored[name];
+    if (typeof value === "string" && value.length > 0) secrets[name] = value;
   }
   if (changed) {
     mkdirSync(stateDir, { recursive: true });

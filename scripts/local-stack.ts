@@ -9,8 +9,8 @@
  * `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
  * neither a developer's `.dev.vars` nor their shell variables can override it
  * (wrangler 4.164 `getVarsForDev`; https://developers.cloudflare.com/workers/configuration/environment-variables/).
- * Closed by default: its secrets (signing key of client secrets, control secret, admin key,
- * compaction key) come from the file beside its state (local-secrets.ts), never from a constant;
+ * Closed by default: its secrets (the root secret `DELTAGATE_SECRET`, the admin key) come from
+ * the file beside its state (local-secrets.ts), never from a constant;
  * `CORS_ALLOWED_ORIGINS` is its own origins (`http://127.0.0.1:PORT`, `http://localhost:PORT`)
  * unless the caller sets it, so a page on another origin gets no CORS answer and a 403 for
  * anything it sends, a WebSocket upgrade included.
@@ -72,6 +72,18 @@ export interface LocalStackOptions {
    * start` keeps live reload).
    */
   snapshot?: boolean;
+  /**
+   * Another Worker to run in Deltagate's place (the benchmark's floor relay, bench/floor/): its
+   * wrangler configuration and what a snapshot of it copies, as paths from the repository's root.
+   * Default: Deltagate (`DELTAGATE_WORKER`). It gets the same env file and health check (`GET /healthz`).
+   */
+  worker?: WorkerSources;
+}
+
+/** Where a Worker's configuration and sources are, from the repository's root. */
+export interface WorkerSources {
+  config: string;
+  sources: readonly string[];
 }
 
 /** A running local stack. */
@@ -90,6 +102,11 @@ export interface LocalStack {
   stateDir: string;
   /** The last output of wrangler (stdout and stderr interleaved), for diagnostics. */
   output(): string;
+  /**
+   * Wrangler's process group (wrangler, its bundler and every `workerd`; the id of the process
+   * started), for per-stack accounting (bench/proc-stats.ts); null if it could not be started.
+   */
+  processGroup: number | null;
   /**
    * The origin of the runtime itself, behind wrangler's dev proxy (runtime-origin.ts): what a
    * benchmark of one connection's effect on another measures, since a deployment has no proxy.
@@ -159,23 +176,29 @@ export function toEnvFile(vars: Record<string, string>): string {
     .concat("\n");
 }
 
-/** What `wrangler dev` needs of the tree to build the Worker (paths relative to the repo root). */
-const WORKER_SOURCES = ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations", "public"];
+/** What `wrangler dev` needs of the tree to build Deltagate (paths relative to the repo root). */
+const DELTAGATE_WORKER: WorkerSources = {
+  config: "wrangler.toml",
+  sources: ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations", "public"],
+};
 
 /**
- * Copies the Worker's sources into a fresh directory under `.wrangler/snapshots/` (inside the
+ * Copies a Worker's sources into a fresh directory under `.wrangler/snapshots/` (inside the
  * repo, so esbuild still resolves packages from its node_modules; `.wrangler/` is ignored by git
- * and Biome).
- * @returns the snapshot's `wrangler.toml` path and the directory to remove afterwards.
+ * and Biome), each at its path from the repository's root.
+ * @returns the snapshot's wrangler configuration path and the directory to remove afterwards.
  */
-export function snapshotWorker(): { configPath: string; dir: string } {
+export function snapshotWorker(worker: WorkerSources = DELTAGATE_WORKER): {
+  configPath: string;
+  dir: string;
+} {
   const parent = join(REPO_ROOT, ".wrangler", "snapshots");
   mkdirSync(parent, { recursive: true });
   const dir = mkdtempSync(join(parent, "worker-"));
-  for (const source of WORKER_SOURCES) {
+  for (const source of worker.sources) {
     cpSync(join(REPO_ROOT, source), join(dir, source), { recursive: true });
   }
-  return { configPath: join(dir, "wrangler.toml"), dir };
+  return { configPath: join(dir, worker.config), dir };
 }
 
 /** The wrangler CLI entry point from node_modules (run with this Node; no `npx` in between). */
@@ -284,7 +307,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ...(options.apiKeys === undefined && options.vars?.DELTAGATE_API_KEYS === undefined
       ? { DEMO_CLIENT_SECRET_TENANT: "local" }
       : {}),
-    // The local secrets (client-secret signing key, control secret, admin key, compaction key):
+    // The local secrets (the root secret, the admin key; an older state's deprecated ones too):
     // random, from the file beside the state (local-secrets.ts). Production sets its own.
     ...secrets,
     UPSTREAM_BASE_URL: options.upstreamBaseUrl ?? `${simulator!.url}/v1`,
@@ -298,12 +321,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
   const envFile = join(dir, "dev.env");
   writeFileSync(envFile, toEnvFile(vars), { mode: 0o600 });
-  const snapshot = options.snapshot ? snapshotWorker() : null;
+  const worker = options.worker ?? DELTAGATE_WORKER;
+  const snapshot = options.snapshot ? snapshotWorker(worker) : null;
   const args = [
     wranglerBin(),
     "dev",
     "--config",
-    snapshot?.configPath ?? join(REPO_ROOT, "wrangler.toml"),
+    snapshot?.configPath ?? join(REPO_ROOT, worker.config),
     "--ip",
     "127.0.0.1",
     "--port",
@@ -398,6 +422,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     secrets,
     stateDir,
     output: () => tail,
+    processGroup: pid ?? null,
     runtimeOrigin: () => runtimeOrigin(child.pid ?? -1, origin),
     stop,
     kill: () => end(false),

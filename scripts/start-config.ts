@@ -12,7 +12,7 @@ const DEMO_DEFAULTS = {
 } as const;
 
 /**
- * The Worker variables set in `env`: every setting of docs/configuration.md's table, plus
+ * The Worker variables set in `env`: every setting of the configuration schema, plus
  * the secrets `UPSTREAMS` names in `api_key_var`. Unset variables are left out (the Worker's
  * defaults, or `npm start`'s, apply); set ones are passed as they are, even empty.
  */

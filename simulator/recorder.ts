@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 
 /** Which endpoint family received the request. */
-export type RecordedTransport = "http" | "ws" | "chat" | "moderations" | "anthropic";
+export type RecordedTransport = "http" | "ws" | "chat" | "moderations" | "anthropic" | "gemini";
 
 /** One received request or WS frame. Fields are updated in place while it is processed. */
 export interface RecordedRequest {

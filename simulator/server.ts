@@ -2,7 +2,9 @@
  * The embedded reference simulator's HTTP server: an OpenAI-compatible inference SIMULATOR
  * (not a model) serving `/v1/models`, `/v1/responses` (HTTP, SSE and WebSocket mode),
  * `/v1/responses/compact`, `/v1/responses/input_tokens`,
- * `/v1/chat/completions`, `/v1/moderations`, Anthropic's `/v1/messages` (simulator/anthropic/), plus the inspection API `/_sim/requests`.
+ * `/v1/chat/completions`, `/v1/moderations`, Anthropic's `/v1/messages` (simulator/anthropic/),
+ * Gemini's `/v1beta/models/{model}:generateContent` and `:streamGenerateContent` (and `/v1/`)
+ * (simulator/gemini/), plus the inspection API `/_sim/requests`.
  * Accepts any bearer token and logs nothing secret. `startSimulator` is the entry point for
  * `npm start`, tests and benchmarks.
  */
@@ -14,6 +16,9 @@ import { ThinkingSigner } from "./anthropic/signatures.ts";
 import { handleChatCompletions } from "./chat-completions.ts";
 import { handleCompact, handleInputTokens, newCompactionSecret } from "./compaction.ts";
 import { errorEnvelope, invalidRequest, SimError, toSimError } from "./errors.ts";
+import { GENERATE_PATH, handleGenerate } from "./gemini/generate.ts";
+import { ImplicitCache } from "./gemini/implicit-cache.ts";
+import { ThoughtSigner } from "./gemini/signatures.ts";
 import { Holds } from "./holds.ts";
 import { sendError, sendJson } from "./http-util.ts";
 import { DEFAULT_MODERATION, handleModerations } from "./moderations.ts";
@@ -64,6 +69,11 @@ export interface SimulatorOptions {
    * documented minimum of Claude Sonnet and Opus models).
    */
   anthropicCacheMinTokens?: number;
+  /**
+   * Gemini `generateContent`: the minimum prefix implicit caching reads, tokens (default 1024,
+   * the documented minimum of Gemini Flash models).
+   */
+  geminiCacheMinTokens?: number;
 }
 
 /** A started simulator. */
@@ -105,6 +115,11 @@ async function route(state: SimState, req: IncomingMessage, res: ServerResponse)
     return sendJson(res, 200, node.response);
   }
   if (method === "POST" && path === "/v1/messages") return handleMessages(state, req, res);
+  const generate = method === "POST" ? GENERATE_PATH.exec(path) : null;
+  if (generate?.[1] && generate[2] && generate[3]) {
+    const model = decodeURIComponent(generate[2]);
+    return handleGenerate(state, req, res, url, { version: generate[1], model, method: generate[3] });
+  }
   if (method === "POST" && path === "/v1/chat/completions") return handleChatCompletions(state, req, res);
   if (method === "POST" && path === "/v1/moderations") return handleModerations(state, req, res);
   if (method === "GET" && path === "/_sim/requests") {
@@ -162,6 +177,10 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Ru
     anthropic: {
       cache: new PromptCache(options.anthropicCacheMinTokens ?? 1024),
       signer: new ThinkingSigner(),
+    },
+    gemini: {
+      cache: new ImplicitCache(options.geminiCacheMinTokens ?? 1024),
+      signer: new ThoughtSigner(),
     },
     log: quiet ? () => {} : (line) => console.log(`[simulator] ${line}`),
   };

@@ -7,6 +7,8 @@
 
 import type { PromptCache } from "./anthropic/prompt-cache.ts";
 import type { ThinkingSigner } from "./anthropic/signatures.ts";
+import type { ImplicitCache } from "./gemini/implicit-cache.ts";
+import type { ThoughtSigner } from "./gemini/signatures.ts";
 import type { Holds } from "./holds.ts";
 import type { ModerationSettings } from "./moderations.ts";
 import type { KeyedPrefixCache } from "./prefix-cache.ts";
@@ -43,6 +45,8 @@ export interface SimState {
   compactionSecret: Buffer;
   /** Anthropic `/v1/messages` (simulator/anthropic/): its prompt cache and thinking signatures. */
   anthropic: { cache: PromptCache; signer: ThinkingSigner };
+  /** Gemini `generateContent` (simulator/gemini/): its implicit cache and thought signatures. */
+  gemini: { cache: ImplicitCache; signer: ThoughtSigner };
   /** Writes one log line (already prefixed with "[simulator]"), or nothing when quiet. */
   log: (line: string) => void;
 }

@@ -6,7 +6,8 @@
  * Format: `ek_<payload>.<signature>`, both base64url without padding (token characters only, so the
  * secret fits a `Sec-WebSocket-Protocol` entry and a query parameter unescaped); `<payload>` is
  * compact JSON of the claims, `<signature>` HMAC-SHA256 (src/crypto/signing.ts) of `ek_<payload>`
- * under the `CLIENT_SECRET_SIGNING_KEY` binding's UTF-8 bytes as the key.
+ * under the signing key's UTF-8 bytes as the key (`Config.clientSecrets.signingKey`: derived from
+ * `DELTAGATE_SECRET`, or the deprecated `CLIENT_SECRET_SIGNING_KEY` while set; src/config/).
  * Invariants: verifying a secret needs no storage and no network (one HMAC in the isolate); a
  * secret whose signature does not check is never read further; the claims are readable by whoever
  * holds the secret (like a JWT) but cannot be changed without the key; rotating the key revokes

@@ -29,7 +29,7 @@ export function clientSecretsNotEnabled(): ApiError {
   return refused(
     401,
     "client_secret_invalid",
-    "Client secrets are not enabled on this deployment (CLIENT_SECRET_SIGNING_KEY is not set).",
+    "Client secrets are not enabled on this deployment (DELTAGATE_SECRET is not set).",
   );
 }
 
@@ -38,7 +38,7 @@ export function clientSecretsNotConfigured(): ApiError {
   return new ApiError(501, {
     type: "server_error",
     code: "client_secrets_not_configured",
-    message: "Client secrets are not enabled on this deployment: set the CLIENT_SECRET_SIGNING_KEY secret.",
+    message: "Client secrets are not enabled on this deployment: set the DELTAGATE_SECRET secret.",
     param: null,
   });
 }

@@ -4,7 +4,8 @@
  * neither read nor change it. Owns the token format, the key handling and the check of a token.
  * Format: `dgc1.<kid>.<base64url(iv ‖ ciphertext ‖ tag)>`: `kid` is the first 8 hex digits of
  * SHA-256 of the key (which key sealed it, so a rotated key still opens old items), `iv` 12
- * random bytes, the AES-256 key is SHA-256 of the configured secret (`COMPACTION_KEY`), and the
+ * random bytes, the AES-256 key is SHA-256 of the configured secret (`Config.compactionKeys`: derived from
+ * `DELTAGATE_SECRET`, then the deprecated `COMPACTION_KEY`'s), and the
  * additional data binds the token to its tenant (`deltagate-compaction-v1|<tenant>`): another
  * tenant's item, or any changed byte, fails to open.
  * Plaintext: JSON `CompactionPayload` (the summary text, the model that wrote it, when, and

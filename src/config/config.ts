@@ -1,21 +1,27 @@
 /**
- * Typed configuration parsed once from `Env`. Owns the defaults; callers never read raw env
- * strings. Invariant: a `Config` never contains an unparsed or out-of-range value.
+ * Typed configuration parsed once from `Env` by the configuration schema (schema.ts), which owns
+ * every variable's type, default and range; this module combines them (routes, safety, the
+ * redactor) and resolves the deprecated names: each is still read until the release its
+ * declaration names, wins over its replacement as it did before (so an existing deployment gets
+ * exactly the configuration it had), and is warned about once per isolate.
+ * Invariant: a `Config` never contains an unparsed or out-of-range value; callers never read raw
+ * env strings.
  */
-import { z } from "zod";
-import { isClientSecret, MIN_SIGNING_KEY_CHARS } from "../auth/client-secret.ts";
+
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
+import type { PolicyOverride } from "../safety/policy.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
-import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
-import {
-  parseRoutes,
-  ROUTE_DEFAULTS,
-  type RouteDefaults,
-  UPSTREAM_APIS,
-  type UpstreamApi,
-  type UpstreamRoute,
-} from "../upstream/routes.ts";
+import { parseRoutes, type UpstreamApi, type UpstreamRoute } from "../upstream/routes.ts";
 import type { Env } from "./env.ts";
+import { derivedSecret } from "./root-secret.ts";
+import {
+  DEPRECATED_SETTINGS,
+  type DeprecatedName,
+  type DeprecatedValues,
+  parseDeprecated,
+  parseSettings,
+  type Settings,
+} from "./schema.ts";
 
 /** Parsed configuration shared by the Worker and the session Durable Object. */
 export interface Config {
@@ -62,20 +68,29 @@ export interface Config {
    */
   storeFalseGraceMaxMs: number;
   /**
-   * The control plane's secret (`CONTROL_SECRET`, ≥ 16 characters): signs minted tenant keys and
-   * seals tenants' upstream keys (src/tenancy/control-crypto.ts); null when unset.
+   * The control plane's secret: signs minted tenant keys and seals tenants' upstream keys
+   * (src/tenancy/control-crypto.ts derives a key per purpose from it). `DELTAGATE_SECRET`, or the
+   * deprecated `CONTROL_SECRET` (≥ 16 characters) when set; null when neither is.
    */
   controlSecret: string | null;
   /** The admin API's bearer token (`ADMIN_API_KEY`); null when unset (the admin API is off). */
   adminApiKey: string | null;
   /** One JSON log line per turn with its per-stage timing (`TURN_LOG`, default on; `0` turns it off). */
   turnLog: boolean;
-  /** Keys of Deltagate's own compaction items, current first (`COMPACTION_KEY`; empty when unset). */
-  compactionKeys: readonly string[];
+  /**
+   * Keys of Deltagate's own compaction items, current first (the first seals, every one opens):
+   * the one derived from `DELTAGATE_SECRET` (root-secret.ts), then the deprecated `COMPACTION_KEY`'s;
+   * empty when neither is set. A promise: the derivation is WebCrypto's.
+   */
+  compactionKeys: Promise<readonly string[]>;
   /** Client secrets and where credentials may travel (docs/browsers-and-phones.md). */
   clientSecrets: {
-    /** HMAC key of client secrets (`CLIENT_SECRET_SIGNING_KEY`); null: client secrets are off. */
-    signingKey: string | null;
+    /**
+     * HMAC key of client secrets: the deprecated `CLIENT_SECRET_SIGNING_KEY` when set, else derived
+     * from `DELTAGATE_SECRET` (root-secret.ts); null: client secrets are off. A promise: the
+     * derivation is WebCrypto's.
+     */
+    signingKey: Promise<string> | null;
     /** Accept a tenant key in the WebSocket subprotocol or the URL (`ALLOW_INSECURE_API_KEY`). */
     allowInsecureApiKey: boolean;
     /** The tenant `POST /demo/client_secret` mints for (`DEMO_CLIENT_SECRET_TENANT`); null: no such route. */
@@ -83,124 +98,6 @@ export interface Config {
   };
   /** Origins allowed cross-origin (`CORS_ALLOWED_ORIGINS`): `*` or exact origins. */
   corsOrigins: "*" | ReadonlySet<string>;
-}
-
-/** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
-const DEFAULT_MAX_CONNECTION_MS = 60 * 60 * 1000;
-
-/**
- * Default silence before a `keepalive` event, in ms: OpenAI's own figure ("we emit a keepalive
- * streaming event every 30s to keep intermediate proxies and load balancers from terminating the
- * connection", https://community.openai.com/t/200-ok-from-v1-responses-but-body-times-out-und-err-body-timeout/1371083/27;
- * Azure OpenAI's comes after about as long), well under Cloudflare's 100 s proxy idle timeout
- * (https://developers.cloudflare.com/support/troubleshooting/http-status-codes/cloudflare-5xx-errors/error-524/)
- * and Codex's 300 s stream idle timeout.
- */
-export const DEFAULT_KEEPALIVE_MS = 30_000;
-/** Default grace window of a closed socket's store:false state, in ms: none, as OpenAI. */
-export const DEFAULT_STORE_FALSE_GRACE_MS = 0;
-/** Default longest grace window a client may ask for, in ms (5 minutes). */
-export const DEFAULT_STORE_FALSE_GRACE_MAX_MS = 5 * 60 * 1000;
-
-const TRUE_WORDS = ["1", "true", "on", "yes"];
-
-/**
- * `CLIENT_SECRET_SIGNING_KEY`: unset or empty → null.
- * @throws {Error} (never quoting the value) when it is shorter than 32 characters.
- */
-function parseSigningKey(raw: string | undefined): string | null {
-  const key = raw?.trim() ?? "";
-  if (key === "") return null;
-  if (key.length < MIN_SIGNING_KEY_CHARS) {
-    throw new Error(`CLIENT_SECRET_SIGNING_KEY must be at least ${MIN_SIGNING_KEY_CHARS} characters`);
-  }
-  return key;
-}
-
-/**
- * `CORS_ALLOWED_ORIGINS`: `*` (default) or comma-separated origins, each exactly
- * `scheme://host[:port]` as browsers send it in `Origin`.
- * @throws {Error} naming the entry that is not an origin.
- */
-function parseCorsOrigins(raw: string | undefined): "*" | ReadonlySet<string> {
-  const value = raw?.trim() ?? "*";
-  if (value === "*" || value === "") return "*";
-  const origins = new Set<string>();
-  for (const entry of value
-    .split(",")
-    .map((e) => e.trim())
-    .filter((e) => e.length > 0)) {
-    let origin: string | null = null;
-    try {
-      origin = new URL(entry).origin;
-    } catch {
-      origin = null;
-    }
-    if (origin !== entry)
-      throw new Error(`CORS_ALLOWED_ORIGINS: '${entry}' is not an origin (scheme://host[:port])`);
-    origins.add(entry);
-  }
-  return origins;
-}
-
-const keyPair = z
-  .string()
-  .regex(
-    /^[^:\s]+:[A-Za-z0-9_.-]{1,64}$/,
-    "each entry must be `key:tenant` (tenant: letters, digits, _ . -)",
-  );
-
-/**
- * Parses `DELTAGATE_API_KEYS` (`key:tenant,key2:tenant2`) into a map.
- * @throws {Error} naming the bad entry's index (never the key itself) when an entry is malformed.
- */
-function parseApiKeys(raw: string | undefined): Map<string, string> {
-  const keys = new Map<string, string>();
-  if (!raw) return keys;
-  raw
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0)
-    .forEach((entry, index) => {
-      if (!keyPair.safeParse(entry).success) {
-        throw new Error(`DELTAGATE_API_KEYS entry #${index + 1} is not of the form key:tenant`);
-      }
-      const cut = entry.lastIndexOf(":");
-      if (isClientSecret(entry)) {
-        throw new Error(
-          `DELTAGATE_API_KEYS entry #${index + 1} starts with ek_, the prefix of client secrets`,
-        );
-      }
-      keys.set(entry.slice(0, cut), entry.slice(cut + 1));
-    });
-  return keys;
-}
-
-/**
- * Window and retry defaults of every route (`UPSTREAM_CONTEXT_WINDOW` tokens,
- * `UPSTREAM_MAX_RETRIES` 0–5, `UPSTREAM_RETRY_BASE_MS` ms); a route's own fields win.
- * @throws {Error} (zod) when a value is not a number in range.
- */
-function routeDefaults(env: Env): RouteDefaults {
-  return {
-    contextWindow: z.coerce
-      .number()
-      .int()
-      .positive()
-      .parse(env.UPSTREAM_CONTEXT_WINDOW ?? ROUTE_DEFAULTS.contextWindow),
-    maxRetries: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(5)
-      .parse(env.UPSTREAM_MAX_RETRIES ?? ROUTE_DEFAULTS.maxRetries),
-    retryBaseMs: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(10_000)
-      .parse(env.UPSTREAM_RETRY_BASE_MS ?? ROUTE_DEFAULTS.retryBaseMs),
-  };
 }
 
 /**
@@ -214,105 +111,142 @@ export function defaultUpstreamApi(baseUrl: string): UpstreamApi {
   return new URL(baseUrl).hostname === "api.openai.com" ? "responses-ws" : "responses-http";
 }
 
+export {
+  DEFAULT_KEEPALIVE_MS,
+  DEFAULT_STORE_FALSE_GRACE_MAX_MS,
+  DEFAULT_STORE_FALSE_GRACE_MS,
+} from "./schema.ts";
+
 const cache = new WeakMap<Env, Config>();
+const warned = new Set<DeprecatedName>();
+
+/** Logs, once per isolate, each deprecated name `env` sets and what replaces it. */
+function warnDeprecated(deprecated: DeprecatedValues): void {
+  for (const name of Object.keys(DEPRECATED_SETTINGS) as DeprecatedName[]) {
+    if (deprecated[name] === undefined || warned.has(name)) continue;
+    warned.add(name);
+    const { replacedBy, until } = DEPRECATED_SETTINGS[name];
+    console.warn(
+      JSON.stringify({
+        type: "deltagate.config",
+        warning: `${name} is deprecated and read until ${until}; use ${replacedBy.replaceAll("`", "")}`,
+      }),
+    );
+  }
+}
+
+/**
+ * The deployment's safety policy: `SAFETY`, with the deprecated flat variables on top of it (they
+ * won over its fields before, and still do).
+ */
+function deploymentPolicy(settings: Settings, deprecated: DeprecatedValues): PolicyOverride | undefined {
+  const flat: PolicyOverride = {
+    ...(deprecated.SAFETY_MODE ? { mode: deprecated.SAFETY_MODE } : {}),
+    ...(deprecated.SAFETY_BATCH_WAIT_MS !== undefined
+      ? { batch_wait_ms: deprecated.SAFETY_BATCH_WAIT_MS }
+      : {}),
+    ...(deprecated.SAFETY_BATCH_MAX_TEXTS !== undefined
+      ? { batch_max_texts: deprecated.SAFETY_BATCH_MAX_TEXTS }
+      : {}),
+  };
+  if (Object.keys(flat).length === 0) return settings.SAFETY;
+  return { ...settings.SAFETY, ...flat };
+}
+
+/**
+ * The secrets of each purpose. A deprecated secret that is set serves its purpose exactly as
+ * before (values made with it keep verifying and opening); `DELTAGATE_SECRET` serves the others.
+ */
+function secrets(
+  root: string | null,
+  deprecated: DeprecatedValues,
+): Pick<Config, "controlSecret" | "compactionKeys"> & { signingKey: Promise<string> | null } {
+  const legacyCompaction = deprecated.COMPACTION_KEY ?? [];
+  return {
+    controlSecret: deprecated.CONTROL_SECRET ?? root,
+    signingKey:
+      deprecated.CLIENT_SECRET_SIGNING_KEY != null
+        ? Promise.resolve(deprecated.CLIENT_SECRET_SIGNING_KEY)
+        : root === null
+          ? null
+          : derivedSecret(root, "clientSecrets"),
+    compactionKeys:
+      root === null
+        ? Promise.resolve(legacyCompaction)
+        : derivedSecret(root, "compaction").then((key) => [key, ...legacyCompaction]),
+  };
+}
 
 /**
  * Returns the typed `Config` for an `Env`, parsing it on first use (memoized per env object).
- * @throws {Error} when a variable is malformed (bad URL, bad key list, non-positive lifetime).
+ * @throws {Error} naming the variable when one is malformed (bad URL, bad key list, out of range).
  */
 export function parseConfig(env: Env): Config {
   const cached = cache.get(env);
   if (cached) return cached;
-  const baseUrl = z
-    .url({ protocol: /^https?$/ })
-    .parse(env.UPSTREAM_BASE_URL ?? "https://api.openai.com/v1")
-    .replace(/\/+$/, "");
-  const maxConnectionMs = z.coerce
-    .number()
-    .int()
-    .positive()
-    .parse(env.WS_MAX_CONNECTION_MS ?? DEFAULT_MAX_CONNECTION_MS);
-  const upstream = { baseUrl, apiKey: env.UPSTREAM_API_KEY ? env.UPSTREAM_API_KEY : null };
-  const api = z.enum(UPSTREAM_APIS).parse(env.UPSTREAM_API ?? defaultUpstreamApi(baseUrl));
+  const settings = parseSettings(env);
+  const deprecated = parseDeprecated(env);
+  warnDeprecated(deprecated);
+  const baseUrl = settings.UPSTREAM_BASE_URL;
+  const upstream = { baseUrl, apiKey: settings.UPSTREAM_API_KEY };
+  const api = settings.UPSTREAM_API ?? defaultUpstreamApi(baseUrl);
   const secret = (name: string) => {
     const value = env[name];
     return typeof value === "string" ? value : undefined;
   };
-  const routes = parseRoutes(env.UPSTREAMS, { ...upstream, api }, secret, routeDefaults(env));
-  const apiKeys = parseApiKeys(env.DELTAGATE_API_KEYS);
-  const demoTenant = env.DEMO_CLIENT_SECRET_TENANT?.trim() || null;
+  const routes = parseRoutes(settings.UPSTREAMS, { ...upstream, api }, secret, {
+    contextWindow: settings.UPSTREAM_CONTEXT_WINDOW,
+    maxRetries: settings.UPSTREAM_MAX_RETRIES,
+    retryBaseMs: settings.UPSTREAM_RETRY_BASE_MS,
+  });
+  const apiKeys = settings.DELTAGATE_API_KEYS;
+  const demoTenant = settings.DEMO_CLIENT_SECRET_TENANT?.trim() || null;
   if (demoTenant !== null && ![...apiKeys.values()].includes(demoTenant)) {
     throw new Error("DEMO_CLIENT_SECRET_TENANT names a tenant that has no key in DELTAGATE_API_KEYS");
   }
+  const { signingKey, ...keys } = secrets(settings.DELTAGATE_SECRET, deprecated);
+  const safety = parseSafetySettings(
+    {
+      policy: deploymentPolicy(settings, deprecated),
+      tenants: settings.SAFETY_TENANTS,
+      rules: settings.SAFETY_RULES,
+      moderationUrl: settings.SAFETY_MODERATION_URL,
+      moderationApiKey: settings.SAFETY_MODERATION_API_KEY,
+      moderationModel: settings.SAFETY_MODERATION_MODEL,
+      llamaGuardModel: settings.SAFETY_LLAMA_GUARD_MODEL,
+      log: settings.SAFETY_LOG,
+    },
+    routes,
+    upstream,
+    env.AI !== undefined,
+  );
   const config: Config = {
     apiKeys,
     upstream,
     routes,
-    upstreamIdleMs: z.coerce
-      .number()
-      .int()
-      .positive()
-      .parse(env.UPSTREAM_IDLE_MS ?? DEFAULT_UPSTREAM_IDLE_MS),
-    upstreamKeepWarmMs: z.coerce
-      .number()
-      .int()
-      .positive()
-      .parse(env.UPSTREAM_KEEP_WARM_MS ?? DEFAULT_KEEP_WARM_MS),
-    models: (env.MODELS ?? "")
-      .split(",")
-      .map((m) => m.trim())
-      .filter((m) => m.length > 0),
-    maxConnectionMs,
-    retentionMs:
-      z.coerce
-        .number()
-        .positive()
-        .parse(env.RESPONSE_RETENTION_DAYS ?? 30) *
-      24 *
-      60 *
-      60 *
-      1000,
-    abandonGraceMs: z.coerce
-      .number()
-      .int()
-      .positive()
-      .parse(env.ABANDONED_RESPONSE_GRACE_MS ?? 600_000),
-    safety: parseSafetySettings(env, routes, upstream, env.AI !== undefined),
+    upstreamIdleMs: settings.UPSTREAM_IDLE_MS,
+    upstreamKeepWarmMs: settings.UPSTREAM_KEEP_WARM_MS,
+    models: settings.MODELS,
+    maxConnectionMs: settings.WS_MAX_CONNECTION_MS,
+    retentionMs: settings.RESPONSE_RETENTION_DAYS * 24 * 60 * 60 * 1000,
+    abandonGraceMs: settings.ABANDONED_RESPONSE_GRACE_MS,
+    safety,
     redactor: SecretRedactor.fromEnv(
       env,
       routes.map((route) => route.apiKey),
     ),
-    keepaliveMs: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .max(3_600_000)
-      .parse(env.KEEPALIVE_MS ?? DEFAULT_KEEPALIVE_MS),
-    storeFalseGraceMs: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .parse(env.STORE_FALSE_GRACE_MS ?? DEFAULT_STORE_FALSE_GRACE_MS),
-    storeFalseGraceMaxMs: z.coerce
-      .number()
-      .int()
-      .min(0)
-      .parse(env.STORE_FALSE_GRACE_MAX_MS ?? DEFAULT_STORE_FALSE_GRACE_MAX_MS),
-    controlSecret: env.CONTROL_SECRET
-      ? z.string().min(16, "CONTROL_SECRET must be at least 16 characters").parse(env.CONTROL_SECRET)
-      : null,
-    adminApiKey: env.ADMIN_API_KEY ? env.ADMIN_API_KEY : null,
-    turnLog: !["0", "false", "off", "no"].includes((env.TURN_LOG ?? "1").trim().toLowerCase()),
-    compactionKeys: (env.COMPACTION_KEY ?? "")
-      .split(",")
-      .map((key) => key.trim())
-      .filter((key) => key.length > 0),
+    keepaliveMs: settings.KEEPALIVE_MS,
+    storeFalseGraceMs: settings.STORE_FALSE_GRACE_MS,
+    storeFalseGraceMaxMs: settings.STORE_FALSE_GRACE_MAX_MS,
+    ...keys,
+    adminApiKey: settings.ADMIN_API_KEY,
+    turnLog: settings.TURN_LOG,
     clientSecrets: {
-      signingKey: parseSigningKey(env.CLIENT_SECRET_SIGNING_KEY),
-      allowInsecureApiKey: TRUE_WORDS.includes((env.ALLOW_INSECURE_API_KEY ?? "").trim().toLowerCase()),
+      signingKey,
+      allowInsecureApiKey: settings.ALLOW_INSECURE_API_KEY,
       demoTenant,
     },
-    corsOrigins: parseCorsOrigins(env.CORS_ALLOWED_ORIGINS),
+    corsOrigins: settings.CORS_ALLOWED_ORIGINS,
   };
   cache.set(env, config);
   return config;

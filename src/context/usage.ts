@@ -49,11 +49,11 @@ export function reportedHistoryTokens(record: ReportedResponse | null): number |
   return input + output;
 }
 
-/** A Responses `usage` object from token counts (nothing cached, no reasoning tokens known). */
+/** A Responses `usage` object from token counts (nothing cached or written to a cache, no reasoning tokens known). */
 function usageFromCounts(inputTokens: number, outputTokens: number): Json {
   return {
     input_tokens: inputTokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
     output_tokens: outputTokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: inputTokens + outputTokens,

@@ -1,13 +1,14 @@
 /**
  * Key material: SHA-256, keys imported from a configured secret or derived from it (HKDF-SHA-256,
- * one `info` per purpose, so no key serves two purposes), and the per-isolate memo of both.
+ * one `info` per purpose, so no key serves two purposes), a purpose's secret text derived from a
+ * root secret, and the per-isolate memo of them.
  * Invariants: a key is never extractable (WebCrypto holds it; no caller can read it back); a
  * secret's keys are derived once per isolate, and the memo holds a bounded number of secrets
  * (a rotation adds one).
  * Source: https://developers.cloudflare.com/workers/runtime-apis/web-crypto/,
  *   https://developer.mozilla.org/en-US/docs/Web/API/SubtleCrypto/deriveKey#hkdf
  */
-import { utf8 } from "./encoding.ts";
+import { toBase64Url, utf8 } from "./encoding.ts";
 
 /** What a key is for: an HMAC-SHA-256 key, or an AES-256-GCM key. */
 export type KeyPurpose = "hmac" | "aes-gcm";
@@ -37,6 +38,15 @@ export function importKey(raw: string | Uint8Array, purpose: KeyPurpose): Promis
   ]);
 }
 
+/** HKDF-SHA-256's parameters (WebCrypto's `HkdfParams`). */
+type Hkdf = { name: "HKDF"; hash: "SHA-256"; salt: Uint8Array; info: Uint8Array };
+
+/** `secret` as HKDF's input keying material, with HKDF-SHA-256's parameters for `salt` and `info`. */
+async function hkdf(secret: string, salt: string, info: string): Promise<{ base: CryptoKey; params: Hkdf }> {
+  const base = await crypto.subtle.importKey("raw", utf8(secret), "HKDF", false, ["deriveKey", "deriveBits"]);
+  return { base, params: { name: "HKDF", hash: "SHA-256", salt: utf8(salt), info: utf8(info) } };
+}
+
 /** A 256-bit key of `purpose` derived from `secret` by HKDF-SHA-256 with `salt` and `info`. */
 export async function deriveKey(
   secret: string,
@@ -44,15 +54,19 @@ export async function deriveKey(
   info: string,
   purpose: KeyPurpose,
 ): Promise<CryptoKey> {
-  const base = await crypto.subtle.importKey("raw", utf8(secret), "HKDF", false, ["deriveKey"]);
+  const { base, params } = await hkdf(secret, salt, info);
   const { algorithm, usages } = ALGORITHMS[purpose];
-  return crypto.subtle.deriveKey(
-    { name: "HKDF", hash: "SHA-256", salt: utf8(salt), info: utf8(info) },
-    base,
-    { ...algorithm, length: DERIVED_BITS },
-    false,
-    [...usages],
-  );
+  return crypto.subtle.deriveKey(params, base, { ...algorithm, length: DERIVED_BITS }, false, [...usages]);
+}
+
+/**
+ * 256 bits derived from `secret` by HKDF-SHA-256 with `salt` and `info`, as base64url text: the
+ * secret of one purpose, for a module that takes its configured secret as text (a root secret's
+ * purposes, src/config/root-secret.ts). Deterministic: every isolate derives the same text.
+ */
+export async function deriveSecret(secret: string, salt: string, info: string): Promise<string> {
+  const { base, params } = await hkdf(secret, salt, info);
+  return toBase64Url(await crypto.subtle.deriveBits(params, base, DERIVED_BITS));
 }
 
 /**

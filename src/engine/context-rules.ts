@@ -28,6 +28,8 @@ export interface TurnShape {
   continues: boolean;
   /** False for a `generate: false` warm-up. */
   generate: boolean;
+  /** It names a `prompt` template, whose own messages may be the whole input (OpenAI's). */
+  prompted?: boolean;
   /** The request's `max_output_tokens`, if any. */
   maxOutputTokens?: number | null | undefined;
 }
@@ -48,7 +50,7 @@ export function validateTurnContext(context: readonly Item[], turn: TurnShape): 
       "integer_below_min_value",
     );
   }
-  if (turn.input.length === 0 && !turn.continues && turn.generate) {
+  if (turn.input.length === 0 && !turn.continues && turn.generate && !turn.prompted) {
     throw invalidRequest(
       "Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.",
       "input",

@@ -13,7 +13,8 @@
  * Responses `ResponseResource` requires (`presence_penalty`, `frequency_penalty`, `top_logprobs`,
  * `max_tool_calls`, `safety_identifier`, …; a function tool with `description`, `parameters` and
  * `strict`, each null when the request left it out); every item a client sees (events, Response
- * objects, `input_items`) went through `clientItem`.
+ * objects, `input_items`) went through `clientItem`; every listed input item has the `status`
+ * OpenAI's `ResponseItem` requires (`listedItems`).
  * Sources: https://platform.openai.com/docs/api-reference/responses/object,
  *   https://www.openresponses.org/reference (ResponseResource, FunctionTool)
  */
@@ -32,10 +33,13 @@ export interface ResponseObject {
   [field: string]: unknown;
 }
 
-/** Zero usage, reported by responses that ran no inference (`generate: false`). */
+/**
+ * Zero usage, reported by responses that ran no inference (`generate: false`), in the shape of
+ * the `openai` SDK's `ResponseUsage` (`input_tokens_details.cache_write_tokens` is required).
+ */
 export const ZERO_USAGE: Json = {
   input_tokens: 0,
-  input_tokens_details: { cached_tokens: 0 },
+  input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
   output_tokens: 0,
   output_tokens_details: { reasoning_tokens: 0 },
   total_tokens: 0,
@@ -74,6 +78,36 @@ export function clientItem<T extends StoredItem>(item: T, include: Json | undefi
 /** `clientItem` over a list. */
 export function clientItems<T extends StoredItem>(items: readonly T[], include: Json | undefined): T[] {
   return items.map((item) => clientItem(item, include));
+}
+
+/**
+ * The item types whose listed form (`GET /v1/responses/{id}/input_items`, the `openai` SDK's
+ * `ResponseItem`) requires a `status` — a call's and a tool output's
+ * (`ResponseFunctionToolCallOutputItem` & co.), and an assistant message's
+ * (`ResponseOutputMessage`) — which a client's input item may leave out.
+ */
+const LISTED_WITH_STATUS: ReadonlySet<string> = new Set([
+  "function_call",
+  "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+]);
+
+/**
+ * Items as `input_items` lists them: each through `clientItem`, and one of `LISTED_WITH_STATUS`
+ * without a `status` gets `"completed"` (an input item is complete when it is sent), as OpenAI
+ * lists it.
+ */
+export function listedItems<T extends StoredItem>(items: readonly T[], include: Json | undefined): T[] {
+  return items.map((item) => {
+    const shown = clientItem(item, include);
+    if ("status" in shown) return shown;
+    // A user, system or developer message's `status` is optional (`ResponseInputMessageItem`).
+    const required =
+      LISTED_WITH_STATUS.has(shown.type) || (shown.type === "message" && shown.role === "assistant");
+    if (!required) return shown;
+    return { ...shown, status: "completed" };
+  });
 }
 
 /** The fields of a stream event as the client sees them (its `item`, if any, through `clientItem`). */
@@ -115,6 +149,8 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     // A matched resend continues its chain without naming it (src/resend/): as the client sent
     // (null, or the warm-up its resend was chained on).
     previous_response_id: record.implicitParent ? (record.namedParentId ?? null) : record.parentId,
+    // The template the request named (OpenAI echoes it); absent when none was.
+    ...(s.prompt ? { prompt: s.prompt } : {}),
     prompt_cache_key: s.prompt_cache_key ?? null,
     reasoning: s.reasoning ?? { effort: null, summary: null },
     safety_identifier: s.safety_identifier ?? null,

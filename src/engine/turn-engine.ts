@@ -78,6 +78,16 @@ export interface TurnScope {
   keepalive?: boolean;
   /** The API key the turn came with (src/tenancy/; `env` for a `DELTAGATE_API_KEYS` key), for the usage ledger. */
   keyId?: string;
+  /**
+   * What the tenant's limits reserved for the turn at its admission (src/session/admission.ts),
+   * settled by `finished` to the turn's real usage; opaque here.
+   */
+  reservation?: TurnReservation;
+}
+
+/** Tokens the tenant gate reserved for a call (an object: the gate settles each one once). */
+export interface TurnReservation {
+  readonly tokens: number;
 }
 
 /** Collaborators of the engine. */
@@ -384,6 +394,7 @@ export class TurnEngine {
       input,
       continues: parent !== null,
       generate: request.generate !== false,
+      prompted: Boolean(request.prompt),
       maxOutputTokens: request.max_output_tokens,
     });
     return {
@@ -534,6 +545,21 @@ function rejectUnsupported(request: CreateRequest): void {
     throw invalidRequest(
       "The Conversations API is not supported by Deltagate; use previous_response_id.",
       "conversation",
+      "unsupported_parameter",
+    );
+  }
+  if (request.background_options) {
+    throw invalidRequest(
+      "background_options requires background mode, which is not supported over this transport.",
+      "background_options",
+      "unsupported_parameter",
+    );
+  }
+  if (request.access_programs) {
+    // The Response object reports the program that applied (`access_programs`); Deltagate cannot.
+    throw invalidRequest(
+      "access_programs is not supported by Deltagate.",
+      "access_programs",
       "unsupported_parameter",
     );
   }

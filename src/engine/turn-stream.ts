@@ -98,9 +98,17 @@ export async function streamTurn(
   if (signal.aborted) {
     const reason: unknown = signal.reason;
     if (reason !== "cancelled" && reason !== "abandoned") return null; // store:false owner gone
-    const error = { code: "response_cancelled", message: `The response was ${reason}.` };
+    // OpenAI's cancelled response carries `error: null`: a cancellation is no error
+    // (https://platform.openai.com/docs/api-reference/responses/cancel).
     result = {
-      outcome: { ...failure(output.items(), now(), error), status: "cancelled" },
+      outcome: {
+        status: "cancelled",
+        output: output.items(),
+        usage: null,
+        error: null,
+        incompleteDetails: null,
+        completedAt: now(),
+      },
       failure: FAILED_MID_STREAM,
     };
   }

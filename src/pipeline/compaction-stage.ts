@@ -17,7 +17,8 @@ import type { TurnStage } from "./stage.ts";
 
 /** What the stage needs of the session. */
 export interface CompactionServices {
-  keys: CompactionKeys;
+  /** The keys of Deltagate's compaction items (a promise: they may be derived, src/config/root-secret.ts). */
+  keys: Promise<CompactionKeys>;
   /** The session's tenant (compaction items are sealed for it). */
   tenant(): string;
   /** Who compacts for `model` (its first route's `compaction`). */
@@ -29,7 +30,7 @@ export function compactionUnavailable(): ApiError {
   return new ApiError(503, {
     type: "server_error",
     code: "compaction_unavailable",
-    message: "Compaction is not configured on this Deltagate (COMPACTION_KEY is not set).",
+    message: "Compaction is not configured on this Deltagate (DELTAGATE_SECRET is not set).",
     param: null,
   });
 }
@@ -79,7 +80,8 @@ export function compactionStage(services: CompactionServices): TurnStage {
       const all = context.all.items;
       const hasCompaction = all.some((item) => item.type === "compaction");
       if (!hasCompaction && !trigger && contextManagement === null) return inner;
-      if (mode === "deltagate" && (trigger || due !== "no") && services.keys.secrets.length === 0) {
+      const keys = await services.keys;
+      if (mode === "deltagate" && (trigger || due !== "no") && keys.secrets.length === 0) {
         throw compactionUnavailable();
       }
       const tenant = services.tenant();
@@ -87,10 +89,8 @@ export function compactionStage(services: CompactionServices): TurnStage {
       const plan: CompactionPlan = {
         mode,
         tenant,
-        keys: services.keys,
-        opened: hasCompaction
-          ? await openCompactions(all, inputStart, tenant, services.keys, mode)
-          : new Map(),
+        keys,
+        opened: hasCompaction ? await openCompactions(all, inputStart, tenant, keys, mode) : new Map(),
         model: request.model,
         threshold: due === "count" ? threshold : null,
         compactNow: due === "yes",

@@ -4,7 +4,7 @@
  * becomes an `ApiError` naming the offending field, so the socket handler never sees raw input.
  */
 import { z } from "zod";
-import { type CreateRequest, createRequest } from "./create-request.ts";
+import { type CreateRequest, createFrame } from "./create-request.ts";
 import { type ApiError, invalidRequest } from "./errors.ts";
 import { parseClientJson } from "./json-limits.ts";
 import { openAIErrorOf } from "./openai-issue.ts";
@@ -35,6 +35,7 @@ export function zodToApiError(error: z.ZodError): ApiError {
   const issue = error.issues[0];
   if (!issue) return invalidRequest("Invalid request.");
   const { path, leaf } = deepestIssue(issue, []);
+  if (leaf.code === "unrecognized_keys") return unknownParameter([...path, leaf.keys[0] ?? ""]);
   const param = formatPath(path);
   const openai = leaf.code === "custom" ? openAIErrorOf(leaf.params) : null;
   if (openai) return invalidRequest(openai.message, param || null, openai.code);
@@ -44,6 +45,15 @@ export function zodToApiError(error: z.ZodError): ApiError {
     param || null,
     leaf.code === "invalid_type" ? "invalid_type" : "invalid_value",
   );
+}
+
+/**
+ * A field the schema does not know, as OpenAI refuses it: 400 `unknown_parameter`, "Unknown
+ * parameter: 'x'.", `param: "x"` (the path for a nested field: `moderation.policy.x`).
+ */
+function unknownParameter(path: readonly PropertyKey[]): ApiError {
+  const param = formatPath(path);
+  return invalidRequest(`Unknown parameter: '${param}'.`, param, "unknown_parameter");
 }
 
 /**
@@ -93,9 +103,10 @@ export function parseClientFrame(frame: string | ArrayBuffer): ClientEvent {
   }
   switch (head.data.type) {
     case "response.create": {
-      const parsed = createRequest.safeParse(value);
+      const parsed = createFrame.safeParse(value);
       if (!parsed.success) throw zodToApiError(parsed.error);
-      return { type: "response.create", request: parsed.data };
+      const { type: _type, ...request } = parsed.data;
+      return { type: "response.create", request };
     }
     case "response.steer": {
       const parsed = steer.safeParse(value);

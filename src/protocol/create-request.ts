@@ -1,8 +1,12 @@
 /**
  * `response.create` parameters (https://developers.openai.com/api/docs/guides/websocket-mode) — the same body as `POST /v1/responses` plus the
- * WebSocket-only `generate` and `stream_id`. Owns request validation into a typed `CreateRequest`.
- * Unknown top-level fields are accepted and ignored (clients such as Codex send private fields
- * like `client_metadata`), so new OpenAI fields never break a client.
+ * WebSocket-only `generate` and `stream_id`. Owns request validation into a typed `CreateRequest`
+ * and the list of parameters Deltagate knows (docs/protocol.md "Create parameters: where each one goes").
+ * Invariant: every top-level field is either one of OpenAI's create parameters (openai-node 7.59.0
+ * `ResponseCreateParams` and the WebSocket `ResponsesClientEvent.ResponseCreate`; served,
+ * forwarded, or refused by name with a clear error), Codex's `client_metadata`, or refused as
+ * OpenAI refuses it: 400 `unknown_parameter`, "Unknown parameter: 'x'.", `param: "x"`
+ * (`zodToApiError`, client-events.ts). Nothing is silently dropped.
  * Source: https://platform.openai.com/docs/api-reference/responses/create
  */
 import { z } from "zod";
@@ -18,6 +22,16 @@ const json: z.ZodType<Json> = z.lazy(() =>
 
 /** A tool definition (`{type:"function", name, parameters, strict, description}` or a hosted tool). */
 const tool = z.looseObject({ type: z.string().min(1) });
+
+/** A JSON object passed on as sent (the upstream validates its fields). */
+const jsonObject = z.record(z.string(), json);
+
+/** `prompt`: a reference to a prompt template of the upstream's (OpenAI's `ResponsePrompt`). */
+const prompt = z.looseObject({
+  id: z.string().min(1),
+  version: z.string().nullish(),
+  variables: z.record(z.string(), json).nullish(),
+});
 
 /** OpenAI's caps on `metadata`: keys per object, and characters per key and per value. */
 export const METADATA_LIMITS = { keys: 16, keyChars: 64, valueChars: 512 } as const;
@@ -78,8 +92,11 @@ const metadata = z.record(z.string(), z.string()).superRefine((value, ctx) => {
 /** `stream_id` lane label syntax (docs/protocol.md, lanes). */
 export const STREAM_ID_PATTERN = /^[A-Za-z0-9_.-]{1,256}$/;
 
-/** Settings that belong to one response: echoed on the Response object, forwarded upstream. */
-export const turnSettings = z.looseObject({
+/**
+ * Settings that belong to one response: forwarded upstream (those of `FORWARDED_SETTINGS`), most
+ * echoed on the Response object.
+ */
+const turnSettingsShape = {
   model: z.string().min(1, "Missing required parameter: 'model'."),
   instructions: z.string().nullish(),
   tools: z.array(tool).nullish(),
@@ -107,10 +124,34 @@ export const turnSettings = z.looseObject({
   service_tier: z.string().nullish(),
   prompt_cache_key: z.string().nullish(),
   prompt_cache_retention: z.string().nullish(),
-});
+  /**
+   * Forwarded to Responses routes as sent; Chat Completions and Anthropic Messages routes have no
+   * prompt templates and refuse it (src/upstream/route-capabilities.ts). Echoed on the Response object.
+   */
+  prompt: prompt.nullish(),
+  /**
+   * Forwarded as sent: to Responses routes, and to Chat Completions (same parameter there);
+   * refused by Anthropic Messages routes (route-capabilities.ts).
+   */
+  prompt_cache_options: jsonObject.nullish(),
+  /**
+   * `include_obfuscation`: forwarded to Responses routes; the events Deltagate synthesizes for
+   * Chat Completions and Anthropic Messages routes carry no obfuscation.
+   */
+  stream_options: jsonObject.nullish(),
+  /** Request-level image options (`context_compression`): Responses routes only (route-capabilities.ts). */
+  image: jsonObject.nullish(),
+};
 
-/** The create body shared by HTTP and WebSocket. */
-export const createRequest = turnSettings.extend({
+/** The per-response settings (`turnSettingsShape`) alone. */
+export const turnSettings = z.strictObject(turnSettingsShape);
+
+/**
+ * The create body shared by HTTP and WebSocket: unknown fields are refused (`unknown_parameter`).
+ * `stream_id` and `generate` are refused over HTTP by the Worker (src/worker/responses-routes.ts).
+ */
+export const createRequest = z.strictObject({
+  ...turnSettingsShape,
   input: z.union([z.string(), z.array(inputItem)]).default([]),
   previous_response_id: z.string().min(1).nullish(),
   store: z.boolean().nullish(),
@@ -136,17 +177,30 @@ export const createRequest = turnSettings.extend({
    * runs it itself (src/safety/) and reports `response.moderation`; it is never forwarded upstream.
    */
   moderation: z
-    .object({
+    .strictObject({
       model: z.string().min(1),
       policy: z
-        .object({
-          input: z.object({ mode: z.enum(["score", "block"]) }).nullish(),
-          output: z.object({ mode: z.enum(["score", "block"]) }).nullish(),
+        .strictObject({
+          input: z.strictObject({ mode: z.enum(["score", "block"]) }).nullish(),
+          output: z.strictObject({ mode: z.enum(["score", "block"]) }).nullish(),
         })
         .nullish(),
     })
     .nullish(),
+  /**
+   * Codex CLI's per-turn telemetry (`session_id`, `turn_id`, `x-codex-*`; test/support/codex-notes.md),
+   * sent on every `response.create` and accepted by OpenAI: accepted, never forwarded upstream
+   * nor stored.
+   */
+  client_metadata: jsonObject.nullish(),
+  /** OpenAI's Cyber access programs: refused (`unsupported_parameter`) by `rejectUnsupported`. */
+  access_programs: jsonObject.nullish(),
+  /** Options of background mode, which Deltagate does not serve: refused like `background`. */
+  background_options: jsonObject.nullish(),
 });
+
+/** A WebSocket `response.create` frame: the create body plus its `type`. */
+export const createFrame = createRequest.extend({ type: z.literal("response.create") });
 
 /** A validated create request (settings keep their wire names). */
 export type CreateRequest = z.infer<typeof createRequest>;
@@ -175,6 +229,10 @@ export const FORWARDED_SETTINGS = [
   "service_tier",
   "prompt_cache_key",
   "prompt_cache_retention",
+  "prompt",
+  "prompt_cache_options",
+  "stream_options",
+  "image",
 ] as const satisfies readonly (keyof TurnSettings)[];
 
 /** The normalized input of a create: always an item array (a string becomes one user message). */

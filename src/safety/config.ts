@@ -1,15 +1,12 @@
 /**
- * Safety configuration parsed once from the environment: the deployment policy (`SAFETY` JSON,
- * then `SAFETY_MODE`), per-tenant overrides (`SAFETY_TENANTS`), per-route overrides
- * (`UPSTREAMS[].safety`), the rules (`SAFETY_RULES`), the moderation endpoint
- * (`SAFETY_MODERATION_URL`, default the default upstream's base URL; `SAFETY_MODERATION_API_KEY`,
- * default `UPSTREAM_API_KEY`; `SAFETY_MODERATION_MODEL`), Llama Guard's model, the deployment's
- * cross-session batching (`SAFETY_BATCH_WAIT_MS`, 0 = off; `SAFETY_BATCH_MAX_TEXTS`) and the
- * accounting log (`SAFETY_LOG`). Owns policy resolution: defaults ← deployment ← route ← tenant.
+ * Safety configuration: the deployment policy (`SAFETY`), per-tenant overrides (`SAFETY_TENANTS`),
+ * per-route overrides (`UPSTREAMS[].safety`), the rules (`SAFETY_RULES`), the moderation endpoint
+ * (default: the default upstream's base URL and key), Llama Guard's model and the accounting log
+ * (`SAFETY_LOG`). The variables are declared in src/config/schema.ts; this module owns the formats
+ * of the JSON ones and policy resolution: defaults ← deployment ← route ← tenant.
  * Invariant: a `SafetySettings` never names a classifier it cannot build (Llama Guard needs the
  * `AI` binding), so a misconfiguration fails at startup, not on a turn.
  */
-import { z } from "zod";
 import { routesFor, type UpstreamRoute } from "../upstream/routes.ts";
 import { type RulesConfig, rulesConfigSchema } from "./classifiers/rules.ts";
 import {
@@ -17,24 +14,28 @@ import {
   DEFAULT_POLICY,
   type PolicyOverride,
   parseOverride,
-  SAFETY_MODES,
   type SafetyPolicy,
 } from "./policy.ts";
 import type { SafetyLog } from "./report.ts";
 
-/** The raw variables this module reads (a subset of the Worker's `Env`). */
-export interface SafetyEnv {
-  SAFETY?: string | undefined;
-  SAFETY_MODE?: string | undefined;
-  SAFETY_TENANTS?: string | undefined;
-  SAFETY_RULES?: string | undefined;
-  SAFETY_MODERATION_URL?: string | undefined;
-  SAFETY_MODERATION_API_KEY?: string | undefined;
-  SAFETY_MODERATION_MODEL?: string | undefined;
-  SAFETY_LLAMA_GUARD_MODEL?: string | undefined;
-  SAFETY_BATCH_WAIT_MS?: string | undefined;
-  SAFETY_BATCH_MAX_TEXTS?: string | undefined;
-  SAFETY_LOG?: string | undefined;
+/**
+ * What the safety settings are made of, each already parsed from its environment variable by the
+ * configuration schema (src/config/schema.ts) with the parsers below.
+ */
+export interface SafetyInputs {
+  /** The deployment's policy (`SAFETY`), or none (the built-in policy). */
+  policy: PolicyOverride | undefined;
+  /** Overrides by tenant id (`SAFETY_TENANTS`). */
+  tenants: ReadonlyMap<string, PolicyOverride>;
+  /** The rules classifier's configuration (`SAFETY_RULES`). */
+  rules: RulesConfig;
+  /** Base URL of the moderation endpoint (`SAFETY_MODERATION_URL`); null: the default upstream's. */
+  moderationUrl: string | null;
+  /** Its bearer token (`SAFETY_MODERATION_API_KEY`); null: the default upstream's for its URL. */
+  moderationApiKey: string | null;
+  moderationModel: string;
+  llamaGuardModel: string;
+  log: SafetyLog;
 }
 
 /** Parsed safety configuration. */
@@ -62,54 +63,60 @@ function parseJson(raw: string, where: string): unknown {
 }
 
 /**
- * Parses the safety settings.
+ * A policy written as JSON in the variable `name` (`SAFETY`).
+ * @throws {Error} naming the variable and field when it is not JSON or not a policy.
+ */
+export function parsePolicySetting(raw: string, name: string): PolicyOverride {
+  return parseOverride(parseJson(raw, name), name);
+}
+
+/**
+ * `SAFETY_TENANTS`: a JSON object of tenant → policy.
+ * @throws {Error} naming the variable (and the tenant) when it is invalid.
+ */
+export function parseTenantPolicies(raw: string, name: string): ReadonlyMap<string, PolicyOverride> {
+  const parsed = parseJson(raw, name);
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error(`${name} must be a JSON object of tenant → policy`);
+  }
+  const tenants = new Map<string, PolicyOverride>();
+  for (const [tenant, override] of Object.entries(parsed)) {
+    tenants.set(tenant, parseOverride(override, `${name}.${tenant}`));
+  }
+  return tenants;
+}
+
+/**
+ * `SAFETY_RULES`: the rules classifier's configuration, JSON (unset: `{}`, the defaults).
+ * @throws {Error} naming the variable and the field when it is invalid.
+ */
+export function parseRulesSetting(raw: string | undefined, name: string): RulesConfig {
+  const parsed = rulesConfigSchema.safeParse(raw === undefined ? {} : parseJson(raw, name));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${name} is invalid at ${issue?.path.join(".") || "?"}: ${issue?.message}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * The safety settings of a deployment.
  * @param upstream the default upstream (the moderation endpoint's default).
  * @param hasAi whether an `AI` binding exists (Llama Guard).
- * @throws {Error} naming the variable when one is invalid or names Llama Guard without `AI`.
+ * @throws {Error} naming the setting when a route's policy is invalid or a policy names Llama
+ *   Guard without `AI`.
  */
 export function parseSafetySettings(
-  env: SafetyEnv,
+  inputs: SafetyInputs,
   routes: readonly UpstreamRoute[],
   upstream: { baseUrl: string; apiKey: string | null },
   hasAi: boolean,
 ): SafetySettings {
-  let policy = applyOverride(
-    DEFAULT_POLICY,
-    env.SAFETY ? parseOverride(parseJson(env.SAFETY, "SAFETY"), "SAFETY") : undefined,
-  );
-  if (env.SAFETY_MODE) policy = { ...policy, mode: z.enum(SAFETY_MODES).parse(env.SAFETY_MODE) };
-  if (env.SAFETY_BATCH_WAIT_MS) {
-    policy = {
-      ...policy,
-      batchWaitMs: z.coerce.number().int().min(0).max(50).parse(env.SAFETY_BATCH_WAIT_MS),
-    };
-  }
-  if (env.SAFETY_BATCH_MAX_TEXTS) {
-    policy = {
-      ...policy,
-      batchMaxTexts: z.coerce.number().int().min(1).max(256).parse(env.SAFETY_BATCH_MAX_TEXTS),
-    };
-  }
-  const tenants = new Map<string, PolicyOverride>();
-  if (env.SAFETY_TENANTS) {
-    const raw = parseJson(env.SAFETY_TENANTS, "SAFETY_TENANTS");
-    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-      throw new Error("SAFETY_TENANTS must be a JSON object of tenant → policy");
-    }
-    for (const [tenant, override] of Object.entries(raw)) {
-      tenants.set(tenant, parseOverride(override, `SAFETY_TENANTS.${tenant}`));
-    }
-  }
+  const policy = applyOverride(DEFAULT_POLICY, inputs.policy);
+  const { tenants } = inputs;
   const routeOverrides = routes.map((route, index) =>
     route.safety === null ? undefined : parseOverride(route.safety, `UPSTREAMS[${index}].safety`),
   );
-  const rulesParsed = rulesConfigSchema.safeParse(
-    env.SAFETY_RULES ? parseJson(env.SAFETY_RULES, "SAFETY_RULES") : {},
-  );
-  if (!rulesParsed.success) {
-    const issue = rulesParsed.error.issues[0];
-    throw new Error(`SAFETY_RULES is invalid at ${issue?.path.join(".") || "?"}: ${issue?.message}`);
-  }
   const kinds = [
     policy.classifier,
     policy.outputClassifier,
@@ -122,23 +129,19 @@ export function parseSafetySettings(
       "A safety policy names llama-guard, but the Worker has no AI binding (wrangler.toml [ai])",
     );
   }
-  const moderationUrl = z
-    .url({ protocol: /^https?$/ })
-    .parse(env.SAFETY_MODERATION_URL ?? upstream.baseUrl)
-    .replace(/\/+$/, "");
   return {
     policy,
     tenants,
     routes,
     routeOverrides,
-    rules: rulesParsed.data,
+    rules: inputs.rules,
     moderation: {
-      baseUrl: moderationUrl,
-      apiKey: env.SAFETY_MODERATION_API_KEY || (env.SAFETY_MODERATION_URL ? null : upstream.apiKey),
-      model: env.SAFETY_MODERATION_MODEL || "omni-moderation-latest",
+      baseUrl: inputs.moderationUrl ?? upstream.baseUrl,
+      apiKey: inputs.moderationApiKey ?? (inputs.moderationUrl ? null : upstream.apiKey),
+      model: inputs.moderationModel,
     },
-    llamaGuardModel: env.SAFETY_LLAMA_GUARD_MODEL || "@cf/meta/llama-guard-3-8b",
-    log: z.enum(["all", "notable", "off"]).parse(env.SAFETY_LOG || "notable"),
+    llamaGuardModel: inputs.llamaGuardModel,
+    log: inputs.log,
   };
 }
 

@@ -1,7 +1,7 @@
 /**
  * Safety policy: what is checked, by which classifier, when, and what a failure or a flag does.
  * One override format (`PolicyOverride`, snake_case JSON) serves every level — the deployment
- * (`SAFETY`, `SAFETY_MODE`), a route (`UPSTREAMS[].safety`) and a tenant (`SAFETY_TENANTS`) —
+ * (`SAFETY`; the deprecated `SAFETY_MODE` on top of it), a route (`UPSTREAMS[].safety`) and a tenant (`SAFETY_TENANTS`) —
  * merged in that order, so the most specific level wins. Owns the per-turn plan that combines the
  * policy with a request's own `moderation` parameter.
  * Invariants: a request's `moderation` can add checks, reporting and blocking but never remove

@@ -7,25 +7,32 @@
  *    session is not found), its models, its `max_request_bytes`;
  * 2. the secret's turn count (`max_turns`, src/store/secret-turns.ts) — for a call that counts as a
  *    turn (a create, a compaction), not for `input_tokens`;
- * 3. the tenant gate (src/tenancy/tenant-gate.ts): allowed models and aliases, then — for a turn —
- *    `turns_per_minute`, `request_bytes_per_minute`, `tokens_per_day`; a turn the gate refuses
- *    gives the secret its counted turn back.
- * It returns the call's scope: the model to send (an alias resolved) and the id of the key that
- * made it (a minted key's, `secret:<id>` for a client secret, `env` for a `DELTAGATE_API_KEYS`
- * key), which the usage ledger books the call under.
+ * 3. the tenant gate (src/tenancy/tenant-gate.ts): allowed models and aliases, then
+ *    `turns_per_minute` and `request_bytes_per_minute` — every call, `input_tokens` too (each may
+ *    reach an upstream) — and `tokens_per_day`, which reserves the call's estimate
+ *    (token-reservation.ts; none for `input_tokens`, which generates nothing), all out of the
+ *    session's lease (src/tenancy/lease-policy.ts); a turn the gate refuses gives the secret its
+ *    counted turn back.
+ * It returns the call's scope: the model to send (an alias resolved), the id of the key that made
+ * it (a minted key's, `secret:<id>` for a client secret, `env` for a `DELTAGATE_API_KEYS` key),
+ * which the usage ledger books the call under, and its reservation, which the call's usage
+ * settles when it is booked (src/tenancy/session-tenancy.ts `ended`) and `release` gives back when
+ * it never ran.
  * Invariants: a refused call stores nothing and reaches no upstream; the verdict is synchronous
- * when nothing is pending (a warm session: no await, no round trip) and a promise only when the
- * gate must ask the tenant first (a cold session, `needsView`) — callers keep a socket's lane order
- * either way (ws-transport.ts).
+ * when the session's lease covers the call (a warm session: no await, no round trip) and a promise
+ * only when the gate must ask the tenant first (a cold session, a lease spent, expired or of a past
+ * minute) — callers keep a socket's lane order either way (ws-transport.ts).
  */
 
 import { turnsExhausted } from "../auth/errors.ts";
 import { bindingRefusal } from "../auth/secret-binding.ts";
+import type { TurnReservation } from "../engine/turn-engine.ts";
 import type { ApiError } from "../protocol/errors.ts";
 import { countSecretTurn, refundSecretTurn } from "../store/secret-turns.ts";
 import type { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import { ENV_KEY_ID, type Tenant } from "../tenancy/tenant.ts";
 import type { TenantGate } from "../tenancy/tenant-gate.ts";
+import { turnTokenEstimate } from "../tenancy/token-reservation.ts";
 import type { SecretTurnBinding } from "./internal-headers.ts";
 
 /** What an entry point asks admission for. */
@@ -40,6 +47,12 @@ export interface AdmissionRequest {
   previousResponseId?: string | null | undefined;
   /** The request's size in UTF-8 bytes (frame or decompressed body). */
   bytes: number;
+  /**
+   * A turn's output bound for its `tokens_per_day` reservation: its `max_output_tokens`, null or
+   * absent when it sets none (token-reservation.ts's default), 0 when it generates nothing (a
+   * `generate: false` warm-up).
+   */
+  maxOutputTokens?: number | null | undefined;
   /** The client secret's binding, when a secret made the call. */
   binding: SecretTurnBinding | null;
   /** The caller's tenant snapshot, when the Worker sent one with the call (HTTP). */
@@ -48,10 +61,19 @@ export interface AdmissionRequest {
   keyId?: string | undefined;
 }
 
-/** An admitted call: the model to send (aliases resolved; null when none was named) and its key. */
+/**
+ * An admitted call: the model to send (aliases resolved; null when none was named), its key, and
+ * what it reserved of the tenant's `tokens_per_day` (null: nothing).
+ */
 export interface Admitted {
   model: string | null;
   keyId: string;
+  reservation: TurnReservation | null;
+  /**
+   * Gives the reservation back: for a call that never ran, or in a `finally` after it ended (a
+   * reservation its booked usage settled is left alone, tenant-gate.ts).
+   */
+  release(): void;
 }
 
 /** Admitted, or the error to answer instead (nothing stored, nothing sent). */
@@ -61,10 +83,10 @@ export type AdmissionVerdict = Admitted | ApiError;
 type GateVerdict = Awaited<ReturnType<TenantGate["admit"]>>;
 
 /**
- * The input-token estimate a turn is admitted with (a reservation against `tokens_per_day`): a
- * quarter of its request's bytes — OpenAI's rule of thumb of about 4 characters a token, which
- * overstates a JSON request (field names, ids) rather than understating it. Output tokens are not
- * included.
+ * The input-token estimate of a request's own bytes (part of a turn's reservation against
+ * `tokens_per_day`, with its history and output bound: `Admission.estimate`): a quarter of its
+ * bytes — OpenAI's rule of thumb of about 4 characters a token, which overstates a JSON request
+ * (field names, ids) rather than understating it.
  * Source: https://help.openai.com/en/articles/4936856-what-are-tokens-and-how-to-count-them
  */
 export function estimateTokens(bytes: number): number {
@@ -77,6 +99,11 @@ export interface AdmissionDeps {
   tenancy: SessionTenancy;
   /** The session Durable Object's id (hex): a secret continues only its responses. */
   objectId: string;
+  /**
+   * Tokens of the history a continuation of `responseId` sends (its recorded input + output
+   * tokens; 0 when this session does not know it): asked only for a `tokens_per_day` reservation.
+   */
+  historyTokens(responseId: string): number;
   now(): number;
 }
 
@@ -120,21 +147,30 @@ export class Admission {
     const { tenancy } = this.deps;
     if (request.tenant) tenancy.observe(request.tenant);
     const settle = (verdict: GateVerdict): AdmissionVerdict => {
-      if ("model" in verdict) return { model: model === null ? null : verdict.model, keyId };
-      if (counted) refundSecretTurn(this.deps.sql, binding.id);
-      return verdict.error;
+      if ("error" in verdict) {
+        if (counted) refundSecretTurn(this.deps.sql, binding.id);
+        return verdict.error;
+      }
+      const { reservation } = verdict;
+      const release = () => tenancy.release(reservation);
+      return { model: verdict.model, keyId, reservation, release };
     };
-    // A session with no tenant-wide counts yet asks its tenant first (one round trip, cold only).
-    if (tenancy.gate.needsView())
-      return tenancy.gate.flush().then(() => whenSettled(this.gate(request), settle));
-    return whenSettled(this.gate(request), settle);
+    // Out of the session's lease: now when it covers the call, else after one sync (tenant-gate.ts).
+    return whenSettled(
+      tenancy.gate.admit(model, bytes, () => this.estimate(request)),
+      settle,
+    );
   }
 
-  /** The tenant gate's verdict: every limit for a turn, the allowed models for a count. */
-  private gate(request: AdmissionRequest): GateVerdict | Promise<GateVerdict> {
-    const { gate } = this.deps.tenancy;
-    if (request.kind === "count")
-      return request.model === null ? { model: "" } : gate.resolveModel(request.model);
-    return gate.admit(request.model ?? "", request.bytes, estimateTokens(request.bytes));
+  /**
+   * The tokens a call may use, reserved against `tokens_per_day` (token-reservation.ts): a turn's
+   * input — its history's recorded tokens and its request's own estimate — plus its output bound;
+   * nothing for a count (`input_tokens` generates nothing and is booked with no tokens).
+   */
+  private estimate(request: AdmissionRequest): number {
+    if (request.kind === "count") return 0;
+    const parent = request.previousResponseId;
+    const history = parent ? this.deps.historyTokens(parent) : 0;
+    return turnTokenEstimate(history + estimateTokens(request.bytes), request.maxOutputTokens);
   }
 }

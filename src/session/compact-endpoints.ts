@@ -18,8 +18,9 @@
  * (admission.ts: compact as a turn, input_tokens as a count); every call either makes to an
  * upstream leaves through the session's router (src/upstream/router.ts: the tenant's own key, the
  * route's model rewrite) and is metered to the key that made it (`UsageMeter`: opened before the
- * first upstream call, booked once with how it ended — a restart's included); one that reaches no
- * upstream (Deltagate's own token count) is not metered.
+ * first upstream call, booked once with how it ended — a restart's included — settling what the
+ * compact's admission reserved of `tokens_per_day`, which it gives back however it ends); one that
+ * reaches no upstream (Deltagate's own token count) is not metered.
  * Source: https://platform.openai.com/docs/api-reference/responses/compact,
  *   https://platform.openai.com/docs/api-reference/responses/input-tokens
  */
@@ -32,7 +33,7 @@ import { EMPTY_CONTEXT, turnContext } from "../context/counted-context.ts";
 import { itemTokens, SettingsTokenMemo } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
 import { ZERO_USAGE } from "../engine/response-object.ts";
-import type { TurnEngine } from "../engine/turn-engine.ts";
+import type { TurnEngine, TurnReservation } from "../engine/turn-engine.ts";
 import { inputItems } from "../engine/turn-input.ts";
 import { compactionUnavailable } from "../pipeline/compaction-stage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
@@ -46,20 +47,32 @@ import { toUpstreamItems } from "../upstream/item-conversion.ts";
 import type { UpstreamRoute } from "../upstream/routes.ts";
 import { type Upstream, UpstreamError } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
+import type { Admitted } from "./admission.ts";
 import { newScopeId } from "./scope.ts";
 
 /** The usage ledger's side of a metered call (src/tenancy/session-tenancy.ts). */
 export interface UsageMeter {
   /** The call is about to reach an upstream (a restart from here on still books it). */
   started(id: string, model: string, keyId: string): void;
-  /** The call ended: booked once, with its usage (a Responses `usage` object) when it has one. */
-  ended(id: string, keyId: string, model: string, status: string, usage: unknown): void;
+  /**
+   * The call ended: booked once, with its usage (a Responses `usage` object) when it has one,
+   * settling `reservation` (src/tenancy/tenant-gate.ts) in the same step.
+   */
+  ended(
+    id: string,
+    keyId: string,
+    model: string,
+    status: string,
+    usage: unknown,
+    reservation?: TurnReservation | null,
+  ): void;
 }
 
 /** Collaborators of the endpoints. */
 export interface CompactEndpointsDeps {
   engine: TurnEngine;
-  keys: CompactionKeys;
+  /** The keys of Deltagate's compaction items (a promise: they may be derived, src/config/root-secret.ts). */
+  keys: Promise<CompactionKeys>;
   /** The first route serving `model`, or null (src/upstream/router.ts `routeFor`). */
   routeFor(model: string): UpstreamRoute | null;
   /**
@@ -133,7 +146,7 @@ export class CompactEndpoints {
 
   /**
    * Runs `call` metered as `id` to `keyId`: opened before, booked once after with its status and
-   * the usage `usageOf` reads from its answer.
+   * the usage `usageOf` reads from its answer, settling `reservation`.
    */
   private async metered<T>(
     id: string,
@@ -141,24 +154,39 @@ export class CompactEndpoints {
     keyId: string,
     call: () => Promise<T>,
     usageOf: (answer: T) => unknown,
+    reservation: TurnReservation | null = null,
   ): Promise<T> {
     this.deps.meter.started(id, model, keyId);
     let answer: T;
     try {
       answer = await call();
     } catch (cause) {
-      this.deps.meter.ended(id, keyId, model, "failed", null);
+      this.deps.meter.ended(id, keyId, model, "failed", null, reservation);
       throw cause;
     }
-    this.deps.meter.ended(id, keyId, model, "completed", usageOf(answer));
+    this.deps.meter.ended(id, keyId, model, "completed", usageOf(answer), reservation);
     return answer;
   }
 
   /**
    * `POST /v1/responses/compact` (admitted: `request.model` is the admitted model).
-   * @param keyId the key that made it (the usage ledger's key).
+   * @param admitted its admission: the key that made it (the usage ledger's key) and what it
+   *   reserved, settled by its usage or, when it ends before reaching an upstream, given back.
    */
-  async compact(request: CompactRequest, tenant: string, keyId: string): Promise<Response> {
+  async compact(request: CompactRequest, tenant: string, admitted: Admitted): Promise<Response> {
+    try {
+      return await this.compactAdmitted(request, tenant, admitted);
+    } finally {
+      admitted.release(); // a compact that ended unbooked (a booked one settled it)
+    }
+  }
+
+  private async compactAdmitted(
+    request: CompactRequest,
+    tenant: string,
+    admitted: Admitted,
+  ): Promise<Response> {
+    const { keyId, reservation } = admitted;
     const route = this.route(request.model);
     const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
     if (items.length === 0) {
@@ -168,9 +196,11 @@ export class CompactEndpoints {
         "empty_array",
       );
     }
-    const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, route.compaction);
+    const opened = await openCompactions(items, inputStart, tenant, await this.deps.keys, route.compaction);
     const sent = expandCompactions(items, opened);
-    if (route.compaction !== "upstream" && this.deps.keys.secrets.length === 0) throw compactionUnavailable();
+    if (route.compaction !== "upstream" && (await this.deps.keys).secrets.length === 0) {
+      throw compactionUnavailable();
+    }
     const id = newResponseId(this.deps.ownerId);
     try {
       const answer = await this.metered(
@@ -188,6 +218,7 @@ export class CompactEndpoints {
           return this.compactOwn(id, request, items, tenant);
         },
         (answer) => (isRecord(answer) ? answer.usage : null),
+        reservation,
       );
       return Response.json(answer);
     } catch (cause) {
@@ -212,7 +243,7 @@ export class CompactEndpoints {
     items: readonly StoredItem[],
     tenant: string,
   ): Promise<Record<string, Json>> {
-    if (this.deps.keys.secrets.length === 0) throw compactionUnavailable();
+    if ((await this.deps.keys).secrets.length === 0) throw compactionUnavailable();
     // The summarization runs as a turn through the stages (src/pipeline/): the context window,
     // safety checks of its input and of the summary, the compaction stage (which expands the
     // context's own compaction items), retries and fallback. Nothing of it is stored.
@@ -245,7 +276,7 @@ export class CompactEndpoints {
     const compaction = {
       id: newItemId("compaction"),
       type: "compaction",
-      encrypted_content: await sealToken(payload, tenant, this.deps.keys),
+      encrypted_content: await sealToken(payload, tenant, await this.deps.keys),
     };
     const users = items.filter(
       (item) => item.type === "message" && (item as { role?: unknown }).role === "user",
@@ -270,7 +301,7 @@ export class CompactEndpoints {
     const route = request.model ? this.route(request.model) : null;
     const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
     const mode = route?.inputTokens ?? "deltagate";
-    const opened = await openCompactions(items, inputStart, tenant, this.deps.keys, mode);
+    const opened = await openCompactions(items, inputStart, tenant, await this.deps.keys, mode);
     const sent = expandCompactions(items, opened);
     if (route && request.model && mode === "upstream") {
       const { previous_response_id: _previous, input: _input, model: _model, ...rest } = request;

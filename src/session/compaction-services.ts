@@ -1,6 +1,6 @@
 /**
  * The compaction services of a session, built from its configuration: the keys of Deltagate's own
- * compaction items (`COMPACTION_KEY`), the session's tenant, and who compacts (and counts tokens)
+ * compaction items (`Config.compactionKeys`), the session's tenant, and who compacts (and counts tokens)
  * for a model: its first route's `compaction` / `input_tokens` setting (src/upstream/routes.ts).
  */
 import type { Config } from "../config/config.ts";
@@ -20,7 +20,7 @@ export function compactionModeFor(config: Config, model: string): ExtensionMode 
 /** The compaction services of a session of `tenant()`. */
 export function compactionServices(config: Config, tenant: () => string): CompactionServices {
   return {
-    keys: { secrets: config.compactionKeys },
+    keys: config.compactionKeys.then((secrets) => ({ secrets })),
     tenant,
     modeFor: (model) => compactionModeFor(config, model),
   };

@@ -20,7 +20,7 @@
  */
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
-import { clientItems, responseObject } from "../engine/response-object.ts";
+import { listedItems, responseObject } from "../engine/response-object.ts";
 import type { TurnEngine, TurnResult, TurnScope } from "../engine/turn-engine.ts";
 import { SseStream } from "../http/sse-stream.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
@@ -36,6 +36,7 @@ import { ApiError, internalError, invalidRequest, responseNotFound } from "../pr
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
+import type { Admitted } from "./admission.ts";
 import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
@@ -119,23 +120,26 @@ export class HttpTransport {
 
   /**
    * `POST /v1/responses`, validated by the Worker and admitted by the session (admission.ts).
-   * @param keyId the key that made it (the usage ledger's key).
+   * @param admitted its admission: the key that made it (the usage ledger's key) and what it
+   *   reserved, given back when the turn ends unbooked.
    */
   async create(
     request: CreateRequest,
     tenant: string,
     options: CreateOptions,
-    keyId: string,
+    admitted: Admitted,
   ): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = {
       connId: newScopeId("http"),
       tenant,
       keepalive: options.keepalive !== false,
-      keyId,
+      keyId: admitted.keyId,
+      ...(admitted.reservation ? { reservation: admitted.reservation } : {}),
     };
     const cleanup = () => {
       this.deps.store.deleteConnectionScoped(scope.connId);
+      admitted.release(); // a turn that ended unbooked (a booked one settled it)
     };
     // The clock starts when the Worker started reading the body.
     const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
@@ -168,11 +172,17 @@ export class HttpTransport {
     const final = terminal as ServerEvent | null;
     if (!final) throw internalError();
     if (result.failure) {
-      const error = (final.response as { error: { code?: string; message?: string } | null }).error;
+      const response = final.response as {
+        status?: string;
+        error: { code?: string; message?: string } | null;
+      };
+      // A cancelled response has no error (OpenAI's `error: null`): the answer names the cancellation.
+      const cancelled = response.status === "cancelled";
+      const error = response.error;
       throw new ApiError(result.failure.status, {
         type: result.failure.type,
-        code: error?.code ?? "server_error",
-        message: error?.message ?? "The response failed.",
+        code: error?.code ?? (cancelled ? "response_cancelled" : "server_error"),
+        message: error?.message ?? (cancelled ? "The response was cancelled." : "The response failed."),
         param: null,
       });
     }
@@ -313,7 +323,7 @@ export class HttpTransport {
       if (index < 0) throw invalidRequest(`No input item with id '${page.after}' in this response.`, "after");
       items = items.slice(index + 1);
     }
-    const data = clientItems(items.slice(0, page.limit), record.settings.include);
+    const data = listedItems(items.slice(0, page.limit), record.settings.include);
     return Response.json({
       object: "list",
       data,

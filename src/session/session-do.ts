@@ -102,11 +102,11 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     return this.serve(tenant, "claim", denied, [parent], () => {
       const declined = this.parts.http.declined(options); // before anything is counted
       if (declined) return declined;
-      const verdict = this.admit("turn", request, options);
+      const verdict = this.admit("turn", request, options, request.max_output_tokens);
       return whenSettled(verdict, (admitted) => {
         if (admitted instanceof ApiError) throw admitted;
         if (admitted.model !== null) request.model = admitted.model;
-        return this.parts.http.create(request, tenant, options, admitted.keyId);
+        return this.parts.http.create(request, tenant, options, admitted);
       });
     });
   }
@@ -122,7 +122,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       whenSettled(this.admit("turn", request, options), (admitted) => {
         if (admitted instanceof ApiError) throw admitted;
         if (admitted.model !== null) request.model = admitted.model;
-        return this.parts.compaction.compact(request, tenant, admitted.keyId);
+        return this.parts.compaction.compact(request, tenant, admitted);
       }),
     );
   }
@@ -147,11 +147,15 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     );
   }
 
-  /** The one admission (admission.ts) of an HTTP call the Worker sent with `options`. */
+  /**
+   * The one admission (admission.ts) of an HTTP call the Worker sent with `options`.
+   * @param maxOutputTokens a create's output bound (its `tokens_per_day` reservation).
+   */
   private admit(
     kind: "turn" | "count",
     request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
     options: UnaryOptions,
+    maxOutputTokens?: number | null,
   ) {
     const { bytes = 0, tenant } = options.tenancy ?? {};
     return this.parts.admission.admit({
@@ -159,6 +163,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       model: request.model ?? null,
       previousResponseId: request.previous_response_id,
       bytes,
+      maxOutputTokens,
       binding: options.binding ?? null,
       tenant,
     });

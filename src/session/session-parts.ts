@@ -157,7 +157,13 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     now: Date.now,
     turnLog: config.turnLog,
   };
-  const admission = new Admission({ sql: ctx.storage.sql, tenancy, objectId, now: Date.now });
+  const admission = new Admission({
+    sql: ctx.storage.sql,
+    tenancy,
+    objectId,
+    historyTokens: (responseId) => store.usageTokens(responseId),
+    now: Date.now,
+  });
   const ws = new WebSocketTransport({
     ...shared,
     maxConnectionMs: config.maxConnectionMs,
@@ -169,6 +175,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
         model: request.model,
         previousResponseId: request.previous_response_id,
         bytes,
+        maxOutputTokens: request.generate === false ? 0 : request.max_output_tokens,
         binding: conn.attachment.binding ?? null,
         keyId: conn.attachment.keyId,
       }),
@@ -176,7 +183,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
-    keys: { secrets: config.compactionKeys },
+    keys: config.compactionKeys.then((secrets) => ({ secrets })),
     routeFor: (model) => router.routeFor(model),
     // A tenant key past its bound is confirmed first, as for a turn (`routeChain` above).
     unary: async (model, path, build) => {

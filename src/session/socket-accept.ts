@@ -33,7 +33,7 @@ export async function acceptClientSocket(
   // The client's opt-ins (client-options.ts): its store:false grace window rides in its scope id.
   const { storeFalseGraceMs: defaultMs, storeFalseGraceMaxMs: maxMs } = config;
   const options = clientOptions(request.headers, { defaultMs, maxMs }, request.url);
-  // The tenant's snapshot and socket lease (src/tenancy/); a cold session syncs first.
+  // The tenant's snapshot and socket lease (src/tenancy/); the limits' lease comes with the first create.
   const keys = await parts.tenancy.upgrading(request.headers);
   const { 0: client, 1: server } = new WebSocketPair();
   const connId = newScopeId("socket", options.storeFalseGraceMs);

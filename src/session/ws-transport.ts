@@ -9,8 +9,10 @@
  *   which they get 429 `websocket_queue_full` (a default-lane create already in flood-screen.ts,
  *   before this runs), and pass the session's one admission (admission.ts: the client secret's
  *   binding and turn count, the tenant's models and limits — 429 `rate_limit_exceeded`); a
- *   verdict that must wait (a cold session asks its tenant) holds the create's place on its lane,
- *   so a lane's creates run in the order they came;
+ *   verdict that must wait (the session's lease does not cover it: it asks its tenant) holds the
+ *   create's place on its lane, so a lane's creates run in the order they came;
+ * - an admitted create that never runs (its socket closed first) gives back what it reserved, and
+ *   so does a turn that ends without its usage booked (admission.ts `release`);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
  * - `response.create` with `background` is refused (400 `unsupported_parameter`, before the lanes
  *   and the admission: WebSocket mode does not use it, src/protocol/background.ts);
@@ -121,8 +123,8 @@ export interface WebSocketTransportDeps {
   turnLog: boolean;
   /**
    * The session's one admission (admission.ts) of a create the connection has room for: its
-   * scope, or the error to send (the socket stays open) — now, or once a cold session's tenant
-   * answered.
+   * scope, or the error to send (the socket stays open) — now when the session's lease covers it,
+   * else once the tenant answered.
    */
   admit(
     conn: Connection,
@@ -283,7 +285,10 @@ export class WebSocketTransport {
   ): Promise<unknown> {
     // A create still queued when its socket closed was never started (no response.created):
     // drop it rather than generate a response nobody asked to keep waiting for.
-    if (conn.closed.signal.aborted) return Promise.resolve();
+    if (conn.closed.signal.aborted) {
+      admitted.release();
+      return Promise.resolve();
+    }
     if (admitted.model !== null) request.model = admitted.model;
     const streamId = request.stream_id;
     timer.lap("queue");
@@ -295,6 +300,7 @@ export class WebSocketTransport {
           tenant: conn.attachment.tenant,
           keepalive: conn.attachment.keepalive !== false,
           keyId: admitted.keyId,
+          ...(admitted.reservation ? { reservation: admitted.reservation } : {}),
         },
         laneSink(conn, streamId),
         this.signalFor(conn, request),
@@ -308,7 +314,8 @@ export class WebSocketTransport {
           if (!conn.closed.signal.aborted) this.sendError(conn, apiError, streamId);
           this.reportTiming(conn, request, timer, null, apiError.code ?? apiError.type);
         },
-      );
+      )
+      .finally(() => admitted.release()); // a turn that ended unbooked (a booked one settled it)
     track(run);
     return run;
   }

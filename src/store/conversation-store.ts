@@ -21,7 +21,7 @@
  */
 
 import type { StoredItem } from "../protocol/items.ts";
-import type { Json } from "../protocol/json.ts";
+import { isRecord, type Json } from "../protocol/json.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
@@ -243,6 +243,22 @@ export class ConversationStore {
   get(id: string): ResponseRecord | null {
     const row = this.sql.exec<ResponseRow>("SELECT * FROM responses WHERE id = ?", id).toArray()[0];
     return row ? this.decodeRow(row) : null;
+  }
+
+  /**
+   * Input + output tokens of the response's recorded usage (0 when it is unknown, running or has
+   * none): about what a continuation of it sends as history (the tenant's token reservation,
+   * src/session/admission.ts). One column of one row.
+   */
+  usageTokens(id: string): number {
+    const row = this.sql
+      .exec<{ usage: string | null }>("SELECT usage FROM responses WHERE id = ?", id)
+      .toArray()[0];
+    const usage = parseJson(row?.usage ?? null);
+    if (!isRecord(usage)) return 0;
+    const count = (value: unknown) =>
+      typeof value === "number" && Number.isFinite(value) ? Math.max(0, value) : 0;
+    return count(usage.input_tokens) + count(usage.output_tokens);
   }
 
   /** A response row decoded, its settings read back from their pieces when they were split. */

@@ -155,7 +155,7 @@ export function adminApi(): Hono<AdminEnv> {
       throw new ApiError(503, {
         type: "server_error",
         code: "control_secret_missing",
-        message: "CONTROL_SECRET is not set: keys cannot be minted.",
+        message: "DELTAGATE_SECRET is not set: keys cannot be minted.",
         param: null,
       });
     }

@@ -2,8 +2,8 @@
  * Tenant API keys minted by the control plane. Owns their format, their signature and their hash.
  * A key is `dgk_<tenant>_<key id>_<secret><tag>`: the tenant it belongs to (so the Worker knows
  * which tenant Durable Object to ask, with no global index), a 12-hex key id, 128 random bits and
- * a 128-bit tag, HMAC-SHA-256 of the rest under a key derived from the `CONTROL_SECRET` binding
- * (control-crypto.ts).
+ * a 128-bit tag, HMAC-SHA-256 of the rest under a key derived from the control secret
+ * (`Config.controlSecret`: `DELTAGATE_SECRET`, or the deprecated `CONTROL_SECRET`; control-crypto.ts).
  * Invariants: the control plane stores only a key's SHA-256 and its display prefix
  * (`dgk_<tenant>_<key id>`), never the key; a key whose tag does not verify was never minted here,
  * so the Worker refuses it locally, in the same constant time as it checks a real one, without a

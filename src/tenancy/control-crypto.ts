@@ -1,6 +1,7 @@
 /**
- * The control plane's keys, derived from one secret binding, `CONTROL_SECRET` (HKDF-SHA-256, one
- * `info` per purpose, src/crypto/keys.ts): the HMAC key that signs tenant API keys (api-keys.ts)
+ * The control plane's keys, derived from one secret, `Config.controlSecret` (the root secret
+ * `DELTAGATE_SECRET`, or the deprecated `CONTROL_SECRET` while set; src/config/), by HKDF-SHA-256
+ * with one `info` per purpose (src/crypto/keys.ts): the HMAC key that signs tenant API keys (api-keys.ts)
  * and the AES-GCM key that seals a tenant's own upstream key at rest.
  * Invariants: the secret never leaves this module; a tenant's upstream key is stored only as
  * `v1.<iv>.<ciphertext ‖ tag>` (base64url), bound to its tenant by the AES-GCM additional data
@@ -27,7 +28,7 @@ const derived = perSecret(
 
 /**
  * The keys derived from `secret` (memoized per isolate), or null when the deployment has no
- * `CONTROL_SECRET` (then only `DELTAGATE_API_KEYS` authenticate and no key can be minted).
+ * control secret (then only `DELTAGATE_API_KEYS` authenticate and no key can be minted).
  */
 export function controlKeys(secret: unknown): Promise<ControlKeys> | null {
   if (typeof secret !== "string" || secret.length < 16) return null;

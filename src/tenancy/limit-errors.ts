@@ -49,3 +49,20 @@ export function limitReached(limit: LimitName, allowed: number, retryAfter: numb
     retryAfter,
   );
 }
+
+/**
+ * 503 when a session must ask its tenant's Durable Object before it may admit a turn (it holds no
+ * lease that covers it) and cannot reach it: limits fail closed (docs/tenancy.md "Limits under concurrency").
+ */
+export function limitsUnavailable(): ApiError {
+  return new ApiError(
+    503,
+    {
+      type: "server_error",
+      code: "tenant_limits_unavailable",
+      message: "This tenant's limits cannot be checked right now. Please try again in 1s.",
+      param: null,
+    },
+    { "retry-after": "1" },
+  );
+}

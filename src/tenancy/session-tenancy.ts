@@ -7,14 +7,15 @@
  *   nothing else calls the gate's admission (test/unit/architecture.test.ts);
  * - each metered call's usage, by key and model — turns, compactions, forwarded `input_tokens` —
  *   opened when it starts and booked once when it ends, a call a restart ended on the next wake
- *   (usage-outbox.ts);
+ *   (usage-outbox.ts), settling what its admission reserved (tenant-gate.ts); a call admitted and
+ *   never run gives its reservation back (`release`);
  * - the safety policy of the tenant (the tenant's own replaces its `SAFETY_TENANTS` entry);
  * - revoked keys: their sockets get a 401 `error` event and are closed (within the sync bound);
  * - the tenant's own upstream key (tenant-upstream-key.ts): every snapshot and sync updates it,
  *   and an upgrade of a tenant that has one reads it before the upstream is warmed.
  */
 import type { Config } from "../config/config.ts";
-import type { TurnScope } from "../engine/turn-engine.ts";
+import type { TurnReservation, TurnScope } from "../engine/turn-engine.ts";
 import { errorEvent } from "../protocol/error-rendering.ts";
 import { invalidApiKey } from "../protocol/errors.ts";
 import type { SafetySettings } from "../safety/config.ts";
@@ -96,16 +97,14 @@ export class SessionTenancy {
   }
 
   /**
-   * An upgrade about to be accepted: takes the Worker's snapshot and, when the tenant has counting
-   * limits and this session has no tenant-wide counts yet, syncs first (one round trip per cold
-   * session, on the upgrade, not on a turn).
+   * An upgrade about to be accepted: takes the Worker's snapshot (no sync for the limits: a lease
+   * is sized to what a session admits, so the socket's first create asks for its own).
    * @returns what the socket's attachment keeps.
    */
   async upgrading(headers: Headers): Promise<SocketKeys> {
     const tenancy = socketTenancyOf(headers);
     if (!tenancy) return {};
     this.observe(tenancy.tenant);
-    if (this.gate.needsView()) await this.gate.flush();
     await this.upstreamKey.ready()?.catch(() => {}); // before warming; a failure is the first turn's
     return {
       keyId: tenancy.tenant.keyId,
@@ -160,14 +159,23 @@ export class SessionTenancy {
       record.model,
       outcome?.status ?? "cancelled",
       outcome?.usage,
+      scope.reservation,
     );
   }
 
   /**
    * A metered call ended (`started` before, or not: a turn that never reached its upstream):
-   * its usage into the outbox, once, in the same synchronous step that closes its open row.
+   * its usage into the outbox, once, in the same synchronous step that closes its open row and
+   * settles what its admission reserved.
    */
-  ended(id: string, keyId: string, model: string, status: string, usage: unknown): void {
+  ended(
+    id: string,
+    keyId: string,
+    model: string,
+    status: string,
+    usage: unknown,
+    reservation?: TurnReservation | null,
+  ): void {
     const counted = usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
     const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
     this.gate.finished({
@@ -177,7 +185,16 @@ export class SessionTenancy {
       status,
       inputTokens: count(counted?.input_tokens),
       outputTokens: count(counted?.output_tokens),
+      reservation: reservation ?? undefined,
     });
+  }
+
+  /**
+   * A call admitted that ended without `ended` (refused after its admission, dropped from its
+   * queue, failed before it started): its reservation goes back; a settled one is ignored.
+   */
+  release(reservation: TurnReservation | null | undefined): void {
+    this.gate.release(reservation ?? undefined);
   }
 
   /** Flushes the outbox (the alarm calls this: no usage is lost when the session is evicted). */

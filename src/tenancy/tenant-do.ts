@@ -2,9 +2,10 @@
  * The tenant Durable Object: one per tenant (`TENANTS.getByName(tenant id)`), the control plane's
  * store. Composes `TenantStore`; owns the RPC surface the data plane and the admin API use:
  * - `resolve`: a key (by hash) → the tenant snapshot the Worker caches (api-keys.ts, key-cache.ts);
- * - `sync`: a session's usage outbox batch in, the tenant-wide counters and limits out
- *   (tenant-gate.ts), with the revoked keys among those the session's sockets use and the
- *   tenant's own upstream key, sealed (tenant-upstream-key.ts unseals it in the session);
+ * - `sync`: a session's usage outbox batch, admitted turns and lease in; its new lease (what it may
+ *   admit without asking, lease-policy.ts), the limits and settings out (tenant-gate.ts), with the
+ *   revoked keys among those the session's sockets use and the tenant's own upstream key, sealed
+ *   (tenant-upstream-key.ts unseals it in the session);
  * - `openSocket` / `closeSocket`: socket leases (max_sockets, sessions_per_key);
  * - admin: create, update, keys, usage.
  * Why a Durable Object per tenant: strongly consistent (a revocation or a budget is exact here), no
@@ -19,6 +20,7 @@ import type { Env } from "../config/env.ts";
 import { mintKey, TENANT_ID } from "./api-keys.ts";
 import { dayOf, minuteOf } from "./clock.ts";
 import { controlKeys, sealUpstreamKey } from "./control-crypto.ts";
+import { LEASE_TTL_MS, type LeaseBudget, leaseAllowance } from "./lease-policy.ts";
 import type { TenantRegistryDurableObject } from "./registry-do.ts";
 import {
   type LimitsPatch,
@@ -49,20 +51,45 @@ export interface SyncReport {
   admitted: Admitted[];
   /** Keys of the session's open sockets, to learn which were revoked. */
   keyIds: string[];
+  /** What the session holds and needs of the counted limits; absent: it holds nothing. */
+  lease?: LeaseReport;
 }
 
-/** The tenant-wide view a session enforces until its next sync. */
+/** A session's lease as it sends a sync (tenant-gate.ts). */
+export interface LeaseReport {
+  /** The minute and day its allowances are of (the session's clock). */
+  minute: number;
+  day: string;
+  /** Its allowances: turns, request bytes and tokens it may still admit without asking. */
+  turns: number;
+  bytes: number;
+  tokens: number;
+  /** Tokens it holds besides: unsettled reservations, and finished turns' tokens not in this batch. */
+  reserved: number;
+  /** What its admissions waiting for this sync need together. */
+  want: { turns: number; bytes: number; tokens: number };
+  /** What it admitted (tokens: reserved) since its previous sync: its pace, the headroom it gets. */
+  recent: { turns: number; bytes: number; tokens: number };
+}
+
+/** A session's new allowances, valid `LEASE_TTL_MS` from the sync and within `minute` / `day`. */
+export interface LeaseGrant {
+  minute: number;
+  day: string;
+  turns: number;
+  bytes: number;
+  tokens: number;
+}
+
+/** What a session enforces until its next sync. */
 export interface SyncReply {
   /** Highest outbox seq applied: the session deletes its outbox up to it. */
   applied: number;
   /** Null when the tenant does not exist (any more). */
   limits: TenantLimits | null;
   settings: TenantSettings;
-  minute: number;
-  turnsThisMinute: number;
-  bytesThisMinute: number;
-  day: string;
-  tokensToday: number;
+  /** The session's new lease (null: it sent none, or the tenant has no such limit to lease). */
+  lease: LeaseGrant | null;
   revoked: string[];
   /**
    * The tenant's own upstream key, still sealed (control-crypto.ts; null: none): only the session
@@ -127,27 +154,94 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
     };
   }
 
-  /** Applies a session's usage batch; returns the tenant-wide counters and the current limits. */
+  /**
+   * Applies a session's usage batch and admitted turns, then renews its lease; returns the lease,
+   * the current limits and settings. Synchronous: one sync is one step of this object, so no two
+   * leases are sized on the same figures.
+   */
   sync(report: SyncReport): SyncReply {
     const now = Date.now();
     const applied = this.store.applyUsage(report.source, report.entries, now);
     this.store.addAdmitted(report.admitted, now);
     const row = this.store.tenant();
-    const minute = minuteOf(now);
-    const day = dayOf(now);
-    const counters = this.store.counters(minute, day);
+    const lease = row && report.lease ? this.lease(report.source, report.lease, row.limits, now) : null;
+    if (!lease) this.store.setLease(report.source, null);
     return {
       applied,
       limits: row?.limits ?? null,
       settings: row?.settings ?? {},
-      minute,
-      turnsThisMinute: counters.turns,
-      bytesThisMinute: counters.bytes,
-      day,
-      tokensToday: counters.tokens,
+      lease,
       revoked: this.store.revokedAmong(report.keyIds),
       upstreamKey: row?.upstream_key_sealed ?? null,
     };
+  }
+
+  /**
+   * Sizes and records a session's new lease (lease-policy.ts): its allowances in the tenant's
+   * current minute and day; what it held of an earlier minute or day holds nothing now.
+   */
+  private lease(source: string, held: LeaseReport, limits: TenantLimits, now: number): LeaseGrant | null {
+    const {
+      turns_per_minute: turnLimit,
+      request_bytes_per_minute: byteLimit,
+      tokens_per_day: tokenLimit,
+    } = limits;
+    if (turnLimit === null && byteLimit === null && tokenLimit === null) return null;
+    const minute = minuteOf(now);
+    const day = dayOf(now);
+    const counted = this.store.counters(minute, day);
+    const others = this.store.leasesOfOthers(source, minute, day, now);
+    const sessions = others.sessions + 1;
+    const sameMinute = held.minute === minute;
+    const sameDay = held.day === day;
+    const { want, recent } = held;
+    const size = (limit: number | null, budget: Omit<LeaseBudget, "limit">, oversize: boolean): number =>
+      limit === null ? 0 : leaseAllowance({ limit, ...budget }, sessions, 1, oversize);
+    const turns = size(
+      turnLimit,
+      {
+        used: counted.turns,
+        others: others.turns,
+        reserved: 0,
+        allowance: sameMinute ? held.turns : 0,
+        want: want.turns,
+        recent: recent.turns,
+      },
+      false,
+    );
+    const bytes = size(
+      byteLimit,
+      {
+        used: counted.bytes,
+        others: others.bytes,
+        reserved: 0,
+        allowance: sameMinute ? held.bytes : 0,
+        want: want.bytes,
+        recent: recent.bytes,
+      },
+      true,
+    );
+    const tokens = size(
+      tokenLimit,
+      {
+        used: counted.tokens,
+        others: others.tokens,
+        reserved: held.reserved,
+        allowance: sameDay ? held.tokens : 0,
+        want: want.tokens,
+        recent: recent.tokens,
+      },
+      false,
+    );
+    this.store.setLease(source, {
+      minute,
+      turns,
+      bytes,
+      day,
+      tokens: tokenLimit === null ? 0 : held.reserved + tokens,
+      expiresAt: now + LEASE_TTL_MS,
+    });
+    return { minute, day, turns, bytes, tokens };
   }
 
   /**
@@ -200,7 +294,7 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
   /**
    * Sets limits (merged into the current ones; null lifts one), settings (merged) and/or the
    * tenant's own upstream key (sealed here; null removes it).
-   * @throws {Error} when the tenant does not exist or no `CONTROL_SECRET` can seal the key.
+   * @throws {Error} when the tenant does not exist or no control secret (`DELTAGATE_SECRET`) can seal the key.
    */
   async update(change: {
     limits?: LimitsPatch;
@@ -213,7 +307,7 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
     if (change.upstreamApiKey === null) sealed = null;
     else if (change.upstreamApiKey !== undefined) {
       const keys = controlKeys(parseConfig(this.env).controlSecret);
-      if (!keys) throw new Error("CONTROL_SECRET is not set: cannot store an upstream key");
+      if (!keys) throw new Error("DELTAGATE_SECRET is not set: cannot store an upstream key");
       sealed = await sealUpstreamKey(await keys, row.id, change.upstreamApiKey);
     }
     this.store.update({
@@ -226,13 +320,13 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
 
   /**
    * Mints a key: the key itself is returned once and never stored (only its hash).
-   * @throws {Error} when the tenant does not exist or `CONTROL_SECRET` is not set.
+   * @throws {Error} when the tenant does not exist or no control secret (`DELTAGATE_SECRET`) is set.
    */
   async createKey(name: string | null): Promise<{ key: string; record: KeyRecord }> {
     const row = this.store.tenant();
     if (!row) throw new Error("no such tenant");
     const keys = controlKeys(parseConfig(this.env).controlSecret);
-    if (!keys) throw new Error("CONTROL_SECRET is not set: keys cannot be minted");
+    if (!keys) throw new Error("DELTAGATE_SECRET is not set: keys cannot be minted");
     const minted = await mintKey((await keys).signing, row.id);
     const now = Date.now();
     this.store.addKey(minted.keyId, minted.hash, minted.prefix, name, now);

@@ -1,29 +1,37 @@
 /**
  * A session Durable Object's view of its tenant: the limits it enforces on every turn, the
- * tenant's settings it applies, and the usage it reports. Owns the per-turn admission check and
- * the sync with the tenant's Durable Object (tenant-do.ts), which is never on a turn's path:
- * - `admit` (synchronous, before a turn is queued or run): allowed models, model aliases,
- *   `turns_per_minute`, `request_bytes_per_minute`, `tokens_per_day`, against the tenant-wide
- *   counts of the last sync plus what this session admitted or used since;
- * - `finished`: the turn's usage into the outbox (usage-outbox.ts), in the turn's own commit;
- * - `flush`: one RPC to the tenant — the outbox batch and the turns admitted since the last one
- *   in, the tenant-wide counts, limits, settings, revoked keys and the sealed upstream key out —
- *   `SYNC_MS` after activity, from the alarm (no loss on eviction), and before a turn whose
- *   tenant upstream key is older than its bound (tenant-upstream-key.ts).
- * Approximation, documented in docs/tenancy.md "Limits": another session's turns reach this view within
- * `SYNC_MS` plus the round trip, so a tenant spread over n busy sessions can exceed a per-minute
- * limit by what those sessions admit in that time; a session that just woke admits its first
- * turn before its first sync. Token usage is counted exactly (the ledger), and enforced as a soft
- * cap: a turn is admitted while the day's total is below the budget and always finishes.
+ * tenant's settings it applies, and the usage it reports. Owns the per-turn admission and the
+ * sync with the tenant's Durable Object (tenant-do.ts):
+ * - `admit` (called only by the session's one admission, src/session/admission.ts): allowed
+ *   models, model aliases, then the counted limits — `turns_per_minute`,
+ *   `request_bytes_per_minute`, `tokens_per_day` — out of the lease the tenant granted this
+ *   session (lease-policy.ts): a call the lease covers is admitted synchronously, with no call to
+ *   the tenant (the warm path); otherwise the verdict is a Promise that waits for one sync asking
+ *   for what it needs (a cold session, a lease spent, expired or of a past minute);
+ * - a call's tokens are reserved at admission (token-reservation.ts) and settled by `finished` to
+ *   its real usage, which goes to the outbox (usage-outbox.ts) in the call's own commit;
+ * - `flush`: one RPC to the tenant — the outbox batch, the turns admitted since the last one, what
+ *   this session holds and wants in; its renewed lease, the limits, settings, revoked keys and the
+ *   sealed upstream key out — `SYNC_MS` after activity, every `LEASE_TTL_MS / 2` while a
+ *   reservation is unsettled, from the alarm (no loss on eviction), on an admission that waits,
+ *   and before a turn whose tenant upstream key is older than its bound (tenant-upstream-key.ts).
+ * Invariant (the bounds, docs/tenancy.md "Limits under concurrency"): the tenant counts what every
+ * session holds, so the turns and bytes admitted in a minute never pass the limit (a request
+ * larger than the whole byte limit only into a minute with nothing else), whatever the number of
+ * sessions; a day's tokens pass `tokens_per_day` only by what calls used beyond their reservation.
+ * The tenant unreachable, an admission the lease does not cover fails closed (503
+ * `tenant_limits_unavailable`).
  */
+import type { TurnReservation } from "../engine/turn-engine.ts";
 import { ApiError } from "../protocol/errors.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import { dayOf, minuteOf, secondsToNextDay, secondsToNextMinute } from "./clock.ts";
-import { limitReached } from "./limit-errors.ts";
-import type { Tenant, TenantLimits, TenantSettings } from "./tenant.ts";
+import { LEASE_TTL_MS } from "./lease-policy.ts";
+import { limitReached, limitsUnavailable } from "./limit-errors.ts";
+import { NO_LIMITS, type Tenant, type TenantLimits, type TenantSettings } from "./tenant.ts";
 import type { SyncReply, SyncReport, TenantDurableObject } from "./tenant-do.ts";
 import type { Admitted } from "./tenant-store.ts";
-import type { UsageOutbox } from "./usage-outbox.ts";
+import { OUTBOX_BATCH, type UsageOutbox } from "./usage-outbox.ts";
 
 /** Ms after a turn is admitted or finished before the session syncs with its tenant. */
 export const SYNC_MS = 1_000;
@@ -37,7 +45,15 @@ export interface FinishedTurn {
   status: string;
   inputTokens: number;
   outputTokens: number;
+  /** What its admission reserved (settled here to the real usage). */
+  reservation?: TurnReservation | undefined;
 }
+
+/**
+ * An admission: the error to report, or the model to send (aliases applied; null when the call
+ * named none) and what it reserved of `tokens_per_day` (null: nothing to settle).
+ */
+export type Verdict = { error: ApiError } | { model: string | null; reservation: TurnReservation | null };
 
 /** Collaborators of the gate. */
 export interface TenantGateDeps {
@@ -65,6 +81,22 @@ interface Counts {
   bytes: number;
 }
 
+/** Turns, request bytes and tokens: what a turn needs, what a lease allows. */
+interface Amounts {
+  turns: number;
+  bytes: number;
+  tokens: number;
+}
+
+/** The allowances the tenant granted, for `minute` (turns, bytes) and `day` (tokens), until `expiresAt`. */
+interface Lease extends Amounts {
+  minute: number;
+  day: string;
+  expiresAt: number;
+}
+
+const NOTHING: Amounts = { turns: 0, bytes: 0, tokens: 0 };
+
 /** One session's view of its tenant. */
 export class TenantGate {
   private readonly deps: TenantGateDeps;
@@ -72,18 +104,27 @@ export class TenantGate {
   private readonly envSafety: ReadonlyMap<string, PolicyOverride>;
   private limits: TenantLimits | null = null;
   private settings: TenantSettings = {};
-  /** Tenant-wide counts as of the last sync. */
-  private view: Omit<SyncReply, "applied" | "limits" | "settings" | "revoked" | "upstreamKey"> | null = null;
+  /** What this session may still admit without asking (expired: holds nothing). */
+  private lease: Lease = { ...NOTHING, minute: -1, day: "", expiresAt: 0 };
+  /** Reservations of turns admitted here and not finished yet. */
+  private readonly reservations = new Set<TurnReservation>();
+  /** What the admissions waiting for the next sync need together. */
+  private want: Amounts = { ...NOTHING };
+  /** Tokens reserved since the last sync was sent (its pace; turns and bytes: `pending`). */
+  private reservedSince = 0;
+  /** False after a sync failed (until one succeeds): an admission that waited fails closed. */
+  private reachable = true;
   /** Admitted here and not yet sent / being sent, by minute. */
   private pending = new Map<number, Counts>();
   private sending = new Map<number, Counts>();
-  /** Tokens of turns finished here not yet in the view, by day. */
-  private tokensPending = new Map<string, number>();
-  private tokensSending = new Map<string, number>();
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private timerDue = 0;
   private flushing: Promise<void> | null = null;
-  /** Syncs made (tests: a warm turn makes none on its path). */
+  private following: Promise<void> | null = null;
+  /** Syncs made (tests). */
   syncs = 0;
+  /** Admissions that waited for a sync (tests: a warm turn waits for none). */
+  waits = 0;
 
   constructor(deps: TenantGateDeps) {
     this.deps = deps;
@@ -96,60 +137,39 @@ export class TenantGate {
   }
 
   /**
-   * Whether the gate must sync before it can admit exactly enough: it has no tenant-wide counts
-   * yet and the tenant has a limit that counts (turns, bytes, tokens).
+   * Admits a call of `model` (null: it names none, as an `input_tokens` request may) whose request
+   * is `bytes` long, or returns why not. Called only by the session's one admission
+   * (src/session/admission.ts; test/unit/architecture.test.ts). Synchronous when the tenant has no
+   * counted limit or this session's lease covers the call; a Promise when it must ask the tenant
+   * first. On admission the model may be rewritten by the tenant's aliases, and the call holds its
+   * reservation until `finished` (or `release`).
+   * @param estimate the tokens the call may use (token-reservation.ts), asked only when the tenant
+   *   has `tokens_per_day` (0: a call that generates nothing reserves nothing).
    */
-  needsView(): boolean {
-    const limits = this.limits;
-    if (this.view !== null || !this.deps.tenants || !limits) return false;
-    return (
-      limits.turns_per_minute !== null ||
-      limits.request_bytes_per_minute !== null ||
-      limits.tokens_per_day !== null
-    );
-  }
-
-  /**
-   * Admits a turn of `model` whose request is `bytes` long, or returns why not. On admission the
-   * model may be rewritten by the tenant's aliases (returned as `model`). Called only by the
-   * session's one admission (src/session/admission.ts; test/unit/architecture.test.ts).
-   * @param _estimatedTokens the turn's input estimate (admission.ts `estimateTokens`), for a
-   *   reservation against `tokens_per_day`.
-   */
-  admit(model: string, bytes: number, _estimatedTokens: number): { error: ApiError } | { model: string } {
-    const allowed = this.resolveModel(model);
-    if ("error" in allowed) return allowed;
-    const resolved = allowed.model;
-    const limits = this.limits;
-    const now = this.deps.now();
-    if (limits) {
-      const minute = minuteOf(now);
-      const seen = this.minuteCounts(minute);
-      if (limits.turns_per_minute !== null && seen.turns >= limits.turns_per_minute) {
-        return { error: limitReached("turns_per_minute", limits.turns_per_minute, secondsToNextMinute(now)) };
-      }
-      const byteLimit = limits.request_bytes_per_minute;
-      if (byteLimit !== null && seen.bytes > 0 && seen.bytes + bytes > byteLimit) {
-        return { error: limitReached("request_bytes_per_minute", byteLimit, secondsToNextMinute(now)) };
-      }
-      const tokenLimit = limits.tokens_per_day;
-      if (tokenLimit !== null && this.tokensToday(dayOf(now)) >= tokenLimit) {
-        return { error: limitReached("tokens_per_day", tokenLimit, secondsToNextDay(now)) };
-      }
+  admit(model: string | null, bytes: number, estimate: () => number): Verdict | Promise<Verdict> {
+    let resolved: string | null = null;
+    if (model !== null) {
+      const allowed = this.resolveModel(model);
+      if ("error" in allowed) return allowed;
+      resolved = allowed.model;
     }
-    const counts = this.pending.get(minuteOf(now)) ?? { turns: 0, bytes: 0 };
-    counts.turns++;
-    counts.bytes += bytes;
-    this.pending.set(minuteOf(now), counts);
-    // A session that just woke has no tenant-wide counts yet: it asks at once, not in SYNC_MS.
-    if (this.view === null && this.deps.tenants) this.deps.track(this.flush());
-    else this.schedule();
-    return { model: resolved };
+    const limits = this.limits;
+    if (!limits || !this.counted()) {
+      this.count(bytes);
+      return { model: resolved, reservation: null };
+    }
+    const need: Amounts = {
+      turns: limits.turns_per_minute === null ? 0 : 1,
+      bytes: limits.request_bytes_per_minute === null ? 0 : bytes,
+      // A call whose bound exceeds the whole budget reserves all of it: it runs into an untouched day.
+      tokens: limits.tokens_per_day === null ? 0 : Math.min(Math.max(0, estimate()), limits.tokens_per_day),
+    };
+    return this.take(resolved, bytes, need) ?? this.wait(resolved, bytes, need);
   }
 
   /**
-   * The tenant's allowed models and aliases alone, for a call that counts against no limit
-   * (`input_tokens`): the model sent on (an alias resolved), or the 404 of a model not allowed.
+   * The tenant's allowed models and aliases: the model sent on (an alias resolved), or the 404 of a
+   * model not allowed.
    */
   resolveModel(model: string): { error: ApiError } | { model: string } {
     const { settings } = this;
@@ -167,26 +187,46 @@ export class TenantGate {
     return { model: resolved };
   }
 
-  /** Records a finished turn in the outbox (synchronously: the same commit as its terminal state). */
+  /**
+   * Records a finished call in the outbox and settles its reservation, in one synchronous step
+   * (the same commit as its terminal state): what it used moves from its holding to the ledger.
+   */
   finished(turn: FinishedTurn): void {
     const now = this.deps.now();
     const day = dayOf(now);
-    const { id, ...entry } = turn;
+    const { id, reservation, ...entry } = turn;
     if (id === undefined) this.deps.outbox.add({ day, ...entry }, now);
     else this.deps.outbox.close(id, { day, ...entry }, now);
-    this.tokensPending.set(day, (this.tokensPending.get(day) ?? 0) + turn.inputTokens + turn.outputTokens);
-    this.schedule();
+    this.settle(reservation, turn.inputTokens + turn.outputTokens);
+    this.schedule(SYNC_MS);
+  }
+
+  /** A call admitted and never run (or ended without `finished`): its reservation goes back to the lease. */
+  release(reservation: TurnReservation | undefined): void {
+    this.settle(reservation, 0);
   }
 
   /**
-   * Syncs with the tenant: sends the outbox batch and the admitted counts, takes the tenant-wide
-   * view. One at a time; a failure keeps everything for the next attempt.
+   * Syncs with the tenant: sends the outbox batch, the admitted counts and the lease, takes the
+   * renewed lease, limits and settings. One at a time; a failure keeps the usage for the next
+   * attempt.
    */
   flush(): Promise<void> {
     this.flushing ??= this.sync().finally(() => {
       this.flushing = null;
     });
     return this.flushing;
+  }
+
+  /** A sync that starts after this call (the one in flight may have been sized without it). */
+  private nextSync(): Promise<void> {
+    if (!this.flushing) return this.flush();
+    const again = () => {
+      this.following = null;
+      return this.flush();
+    };
+    this.following ??= this.flushing.then(again, again);
+    return this.following;
   }
 
   private async sync(): Promise<void> {
@@ -196,37 +236,84 @@ export class TenantGate {
     if (!tenant || !tenants) return;
     this.sending = this.pending;
     this.pending = new Map();
-    this.tokensSending = this.tokensPending;
-    this.tokensPending = new Map();
     const entries = this.deps.outbox.batch();
+    const now = this.deps.now();
+    const sent = { ...this.lease };
+    const want = this.want;
+    this.want = { ...NOTHING };
     const report: SyncReport = {
       source: this.deps.source,
       entries,
       admitted: [...this.sending].map(([minute, counts]): Admitted => ({ minute, ...counts })),
       keyIds: this.deps.keyIds(),
     };
+    if (this.counted()) {
+      const held = this.held(now) ?? NOTHING;
+      const last = entries.at(-1);
+      // Finished turns' tokens the tenant does not get in this batch: still this session's.
+      const later = last && entries.length === OUTBOX_BATCH ? this.deps.outbox.tokensAfter(last.seq) : 0;
+      let reserved = later;
+      for (const reservation of this.reservations) reserved += reservation.tokens;
+      const recent = { turns: 0, bytes: 0, tokens: this.reservedSince };
+      for (const counts of this.sending.values()) {
+        recent.turns += counts.turns;
+        recent.bytes += counts.bytes;
+      }
+      report.lease = {
+        minute: minuteOf(now),
+        day: dayOf(now),
+        turns: Math.max(0, held.turns),
+        bytes: Math.max(0, held.bytes),
+        tokens: Math.max(0, held.tokens),
+        reserved,
+        want,
+        recent,
+      };
+    }
+    this.reservedSince = 0;
     let reply: SyncReply;
     try {
       this.syncs++;
       reply = (await tenants.getByName(tenant).sync(report)) as SyncReply;
     } catch {
       merge(this.pending, this.sending);
-      for (const [day, tokens] of this.tokensSending) {
-        this.tokensPending.set(day, (this.tokensPending.get(day) ?? 0) + tokens);
-      }
       this.sending = new Map();
-      this.tokensSending = new Map();
-      return; // the alarm retries (session-do.ts)
+      this.reachable = false;
+      return; // the alarm retries (session-do.ts); an admission that waited fails closed
     }
+    this.reachable = true;
     this.deps.outbox.ack(reply.applied);
     this.sending = new Map();
-    this.tokensSending = new Map();
-    const { applied: _a, limits, settings, revoked, upstreamKey, ...view } = reply;
-    this.view = view;
+    this.renew(reply, report, sent, now);
+    const { limits, settings, revoked, upstreamKey } = reply;
     if (limits) this.apply(tenant, limits, settings);
     if (revoked.length > 0) this.deps.onRevoked(revoked);
     await this.deps.onUpstreamKey(upstreamKey);
-    if (this.deps.outbox.oldestAt() !== null && entries.length > 0) this.schedule();
+    if (this.deps.outbox.oldestAt() !== null && entries.length > 0) this.schedule(SYNC_MS);
+    if (this.reservations.size > 0) this.schedule(LEASE_TTL_MS / 2); // keeps them held
+  }
+
+  /**
+   * The lease of a sync's reply, plus what changed here while it travelled (turns admitted,
+   * reservations made or settled): the tenant sized it on what the report said.
+   */
+  private renew(reply: SyncReply, report: SyncReport, sent: Lease, sentAt: number): void {
+    const grant = reply.lease;
+    if (!grant) {
+      this.lease = { ...this.lease, expiresAt: 0 };
+      return;
+    }
+    const sameMinute = grant.minute === report.lease?.minute;
+    const sameDay = grant.day === report.lease?.day;
+    const now = this.lease;
+    this.lease = {
+      minute: grant.minute,
+      day: grant.day,
+      expiresAt: sentAt + LEASE_TTL_MS,
+      turns: grant.turns + (sameMinute ? now.turns - sent.turns : 0),
+      bytes: grant.bytes + (sameMinute ? now.bytes - sent.bytes : 0),
+      tokens: grant.tokens + (sameDay ? now.tokens - sent.tokens : 0),
+    };
   }
 
   /** When the alarm must flush at the latest (the outbox's oldest row plus a minute), or null. */
@@ -244,33 +331,112 @@ export class TenantGate {
     else this.deps.safetyOverrides.delete(tenant);
   }
 
-  /** Turns and bytes of `minute`: tenant-wide as of the last sync, plus this session's since. */
-  private minuteCounts(minute: number): Counts {
-    const turns =
-      (this.view?.minute === minute ? this.view.turnsThisMinute : 0) +
-      (this.pending.get(minute)?.turns ?? 0) +
-      (this.sending.get(minute)?.turns ?? 0);
-    const bytes =
-      (this.view?.minute === minute ? this.view.bytesThisMinute : 0) +
-      (this.pending.get(minute)?.bytes ?? 0) +
-      (this.sending.get(minute)?.bytes ?? 0);
-    return { turns, bytes };
-  }
-
-  private tokensToday(day: string): number {
+  /** Whether the tenant has a limit that counts (turns, bytes, tokens) and a control plane to lease it. */
+  private counted(): boolean {
+    const limits = this.limits;
+    if (!limits || !this.deps.tenants) return false;
     return (
-      (this.view?.day === day ? this.view.tokensToday : 0) +
-      (this.tokensPending.get(day) ?? 0) +
-      (this.tokensSending.get(day) ?? 0)
+      limits.turns_per_minute !== null ||
+      limits.request_bytes_per_minute !== null ||
+      limits.tokens_per_day !== null
     );
   }
 
-  private schedule(): void {
-    if (this.timer || !this.deps.tenants) return;
+  /** The lease's allowances usable now (none past the minute or day they are of), or null when expired. */
+  private held(now: number): Amounts | null {
+    const lease = this.lease;
+    if (now >= lease.expiresAt) return null;
+    const sameMinute = lease.minute === minuteOf(now);
+    return {
+      turns: sameMinute ? lease.turns : 0,
+      bytes: sameMinute ? lease.bytes : 0,
+      tokens: lease.day === dayOf(now) ? lease.tokens : 0,
+    };
+  }
+
+  /**
+   * Admits out of the lease, or null when it does not cover `need` (a limit the call needs none
+   * of, as `tokens_per_day` for `input_tokens`, needs no lease).
+   */
+  private take(model: string | null, bytes: number, need: Amounts): Verdict | null {
+    const held = this.held(this.deps.now()) ?? NOTHING;
+    const short = (key: keyof Amounts) => need[key] > 0 && held[key] < need[key];
+    if (short("turns") || short("bytes") || short("tokens")) return null;
+    this.lease.turns -= need.turns;
+    this.lease.bytes -= need.bytes;
+    this.lease.tokens -= need.tokens;
+    let reservation: TurnReservation | null = null;
+    if (need.tokens > 0) {
+      reservation = { tokens: need.tokens };
+      this.reservations.add(reservation);
+      this.reservedSince += need.tokens;
+    }
+    this.count(bytes);
+    return { model, reservation };
+  }
+
+  /** Waits for a sync that asks for `need` too, then admits out of the renewed lease or refuses. */
+  private async wait(model: string | null, bytes: number, need: Amounts): Promise<Verdict> {
+    this.waits++;
+    this.want = {
+      turns: this.want.turns + need.turns,
+      bytes: this.want.bytes + need.bytes,
+      tokens: this.want.tokens + need.tokens,
+    };
+    await this.nextSync().catch(() => {}); // a sync that failed after its reply: the lease decides
+    const taken = this.take(model, bytes, need);
+    if (taken) return taken;
+    if (!this.reachable) return { error: limitsUnavailable() };
+    return { error: this.refusal(need) };
+  }
+
+  /** The limit a turn the renewed lease does not cover is refused by. */
+  private refusal(need: Amounts): ApiError {
+    const now = this.deps.now();
+    const held = this.held(now) ?? NOTHING;
+    const {
+      turns_per_minute: turns,
+      request_bytes_per_minute: bytes,
+      tokens_per_day: tokens,
+    } = this.limits ?? NO_LIMITS;
+    if (bytes !== null && held.bytes < need.bytes && (turns === null || held.turns >= need.turns)) {
+      return limitReached("request_bytes_per_minute", bytes, secondsToNextMinute(now));
+    }
+    if (tokens !== null && held.tokens < need.tokens && (turns === null || held.turns >= need.turns)) {
+      return limitReached("tokens_per_day", tokens, secondsToNextDay(now));
+    }
+    return limitReached("turns_per_minute", turns ?? 0, secondsToNextMinute(now));
+  }
+
+  /** A turn admitted: counted in its minute for the tenant (reported at the next sync). */
+  private count(bytes: number): void {
+    const minute = minuteOf(this.deps.now());
+    const counts = this.pending.get(minute) ?? { turns: 0, bytes: 0 };
+    counts.turns++;
+    counts.bytes += bytes;
+    this.pending.set(minute, counts);
+    this.schedule(SYNC_MS);
+  }
+
+  /** A reservation ends: the lease gets back what the turn did not use (or owes what it used beyond). */
+  private settle(reservation: TurnReservation | undefined, used: number): void {
+    if (!reservation || !this.reservations.delete(reservation)) return;
+    this.lease.tokens += reservation.tokens - used;
+  }
+
+  /** A sync in `ms` at the latest. */
+  private schedule(ms: number): void {
+    if (!this.deps.tenants) return;
+    const due = this.deps.now() + ms;
+    if (this.timer) {
+      if (this.timerDue <= due) return;
+      clearTimeout(this.timer);
+    }
+    this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.deps.track(this.flush());
-    }, SYNC_MS);
+    }, ms);
   }
 
   private clearTimer(): void {

@@ -1,12 +1,14 @@
 /**
  * The SQLite storage of one tenant Durable Object: the tenant row, its API keys (hashes only),
- * the usage ledger, per-minute turn counts and socket leases. Owns every query of that schema
+ * the usage ledger, per-minute turn counts, sessions' admission leases and socket leases. Owns
+ * every query of that schema
  * (migrations/tenant/) and the exactly-once rule of usage batches.
  * Invariants: a key is found by its SHA-256 only; a batch of a session's usage outbox is applied
  * at most once (`usage_sources.last_seq`), in one transaction with its ledger rows.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 import v1 from "../../migrations/tenant/0001_tenant.sql";
+import v2 from "../../migrations/tenant/0002_leases.sql";
 import {
   fullLimits,
   type TenantLimits,
@@ -15,7 +17,7 @@ import {
   tenantSettingsSchema,
 } from "./tenant.ts";
 
-const MIGRATIONS = [v1];
+const MIGRATIONS = [v1, v2];
 
 /** One finished turn, as a session's outbox reports it (usage-outbox.ts). */
 export interface UsageEntry {
@@ -34,6 +36,16 @@ export interface Admitted {
   minute: number;
   turns: number;
   bytes: number;
+}
+
+/** What one session holds of the tenant's counted limits (lease-policy.ts). */
+export interface LeaseRow {
+  minute: number;
+  turns: number;
+  bytes: number;
+  day: string;
+  tokens: number;
+  expiresAt: number;
 }
 
 /** A row of the ledger, summed by day, model and status. */
@@ -256,6 +268,51 @@ export class TenantStore {
         )
         .toArray()[0]?.n ?? 0;
     return { turns: row?.turns ?? 0, bytes: row?.bytes ?? 0, tokens };
+  }
+
+  /**
+   * What the sessions other than `source` hold of `minute` (turns, bytes) and `day` (tokens) under
+   * unexpired leases, and how many such sessions there are; drops expired leases.
+   */
+  leasesOfOthers(
+    source: string,
+    minute: number,
+    day: string,
+    now: number,
+  ): { turns: number; bytes: number; tokens: number; sessions: number } {
+    this.sql.exec("DELETE FROM leases WHERE expires_at <= ?", now);
+    const row = this.sql
+      .exec<{ turns: number | null; bytes: number | null; tokens: number | null; sessions: number }>(
+        `SELECT SUM(CASE WHEN minute = ? THEN turns ELSE 0 END) AS turns,
+                SUM(CASE WHEN minute = ? THEN bytes ELSE 0 END) AS bytes,
+                SUM(CASE WHEN day = ? THEN tokens ELSE 0 END) AS tokens,
+                COUNT(*) AS sessions
+         FROM leases WHERE source != ?`,
+        minute,
+        minute,
+        day,
+        source,
+      )
+      .one();
+    return { turns: row.turns ?? 0, bytes: row.bytes ?? 0, tokens: row.tokens ?? 0, sessions: row.sessions };
+  }
+
+  /** Sets (or, with null, drops) what `source` holds. */
+  setLease(source: string, lease: LeaseRow | null): void {
+    if (!lease) {
+      this.sql.exec("DELETE FROM leases WHERE source = ?", source);
+      return;
+    }
+    this.sql.exec(
+      "INSERT OR REPLACE INTO leases (source, minute, turns, bytes, day, tokens, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      source,
+      lease.minute,
+      lease.turns,
+      lease.bytes,
+      lease.day,
+      lease.tokens,
+      lease.expiresAt,
+    );
   }
 
   /** The ledger from `since` (a UTC day) on, by day, model and status. */

@@ -2,7 +2,7 @@
  * A tenant's own upstream key inside its session Durable Object: the one place it is unsealed and
  * the one rule of which routes it replaces. Owns:
  * - what the session knows of it: the sealed value the tenant's Durable Object last gave (each
- *   sync reply carries it, tenant-gate.ts) and, unsealed with `CONTROL_SECRET`, the key itself,
+ *   sync reply carries it, tenant-gate.ts) and, unsealed with the control secret (`Config.controlSecret`), the key itself,
  *   held in memory only (never in the session's SQLite, never in the Worker's `Tenant` snapshot,
  *   which says only whether there is one);
  * - the bound: a key is used for at most `UPSTREAM_KEY_TTL_MS` after the tenant last confirmed
@@ -34,7 +34,7 @@ export const UPSTREAM_KEY_TTL_MS = KEY_CACHE_TTL_MS;
 export interface TenantUpstreamKeyDeps {
   /** The session's owning tenant (the sealed key is bound to it). */
   tenant(): string | null;
-  /** `CONTROL_SECRET` (null: no key can be unsealed). */
+  /** The control secret, `Config.controlSecret` (null: no key can be unsealed). */
   controlSecret: string | null;
   /** The deployment's default upstream (`UPSTREAM_BASE_URL`), the one the tenant's key is for. */
   defaultBaseUrl: string;
@@ -51,7 +51,7 @@ export class TenantUpstreamKey {
   private readonly deps: TenantUpstreamKeyDeps;
   private sealed: string | null = null;
   private key: string | null = null;
-  /** The sealed value could not be opened (another `CONTROL_SECRET`, another tenant's value). */
+  /** The sealed value could not be opened (another control secret, another tenant's value). */
   private unreadable = false;
   /** When the tenant's Durable Object last gave the sealed value (ms), or -Infinity. */
   private confirmedAt = Number.NEGATIVE_INFINITY;

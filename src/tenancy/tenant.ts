@@ -10,8 +10,8 @@ import { z } from "zod";
 import { policyOverrideSchema } from "../safety/policy.ts";
 
 /**
- * Per-tenant limits (docs/tenancy.md); null or absent = unlimited. Which are
- * exact and which approximate is docs/tenancy.md's table.
+ * Per-tenant limits (docs/tenancy.md); null or absent = unlimited. How far each holds under
+ * concurrency is docs/tenancy.md's table and its "Limits under concurrency".
  */
 export const tenantLimitsSchema = z
   .object({
@@ -19,11 +19,11 @@ export const tenantLimitsSchema = z
     max_sockets: z.number().int().positive().nullable(),
     /** Distinct sessions with an open socket, per key (exact, checked before the upgrade). */
     sessions_per_key: z.number().int().positive().nullable(),
-    /** Turns started per minute across the tenant (approximate: each session's view is ≤ 2 s old). */
+    /** Calls admitted per clock minute across the tenant (at most this many: leases, docs/tenancy.md). */
     turns_per_minute: z.number().int().positive().nullable(),
-    /** Input + output tokens per UTC day, from each response's usage (soft cap: checked before a turn). */
+    /** Input + output tokens per UTC day, from each call's usage (each reserves its estimate at admission). */
     tokens_per_day: z.number().int().positive().nullable(),
-    /** Bytes of requests (HTTP bodies, `response.create` frames) per minute across the tenant (approximate, as turns). */
+    /** Bytes of requests (HTTP bodies, `response.create` frames) per minute across the tenant (as turns). */
     request_bytes_per_minute: z.number().int().positive().nullable(),
   })
   .partial()

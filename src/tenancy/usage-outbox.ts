@@ -113,6 +113,18 @@ export class UsageOutbox {
       }));
   }
 
+  /** Tokens of the waiting rows after `seq` (those a batch ending at `seq` leaves for later). */
+  tokensAfter(seq: number): number {
+    return (
+      this.sql
+        .exec<{ n: number | null }>(
+          "SELECT SUM(input_tokens + output_tokens) AS n FROM usage_outbox WHERE seq > ?",
+          seq,
+        )
+        .one().n ?? 0
+    );
+  }
+
   /** Deletes the rows the tenant applied (seq ≤ `applied`). */
   ack(applied: number): void {
     this.sql.exec("DELETE FROM usage_outbox WHERE seq <= ?", applied);

@@ -7,6 +7,10 @@
  * - Then the next route of the chain is tried the same way. A rejected credential
  *   (`upstream_auth_failed`) is not retried but does fall back (the next route has its own key).
  * - Any other failure (a 4xx: the request itself is wrong) is reported at once, no fallback.
+ * - A later route that refuses the turn's settings (`Upstream.refusal`: a tool type or parameter
+ *   it cannot serve, src/upstream/route-capabilities.ts) is skipped, not tried: the turn was
+ *   accepted on the first route's word, and a fallback must neither drop what it asked for nor
+ *   fail it with a 400 the client was never given.
  * - When every route failed, the last failure is reported.
  * Invariants: nothing is retried after the first event (a stream that already produced output
  * cannot be replayed without the client seeing it twice); total waiting per turn is bounded by
@@ -99,7 +103,8 @@ export class FallbackUpstream implements Upstream {
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     let last: unknown = new UpstreamError(502, "upstream_unavailable", "No upstream route is configured.");
     let waited = 0;
-    for (const route of this.routes) {
+    for (const [index, route] of this.routes.entries()) {
+      if (index > 0 && route.upstream.refusal?.(request.settings)) continue;
       for (let attempt = 0; ; attempt++) {
         try {
           return await route.upstream.open(request, signal);
@@ -119,7 +124,10 @@ export class FallbackUpstream implements Upstream {
     throw last;
   }
 
-  /** The first route's refusal (the route a turn normally takes; `Upstream.refusal`). */
+  /**
+   * The first route's refusal (the route a turn normally takes; `Upstream.refusal`); a later route
+   * that would refuse is skipped by `open`.
+   */
   refusal(settings: Parameters<NonNullable<Upstream["refusal"]>>[0]): UpstreamError | null {
     return this.routes[0]?.upstream.refusal?.(settings) ?? null;
   }

@@ -1,7 +1,8 @@
 /**
  * The HTTP side of the upstream toolkit: POSTing a JSON body that answers with an SSE stream, for
- * the HTTP adapters (Responses HTTP, Chat Completions, Anthropic Messages). Owns the request
- * headers (the key as a bearer token or, for Anthropic, `x-api-key`; `accept: text/event-stream`;
+ * the HTTP adapters (Responses HTTP, Chat Completions, Anthropic Messages, Gemini). Owns the
+ * request headers (the key as a bearer token or, for Anthropic, `x-api-key`, for Gemini
+ * `x-goog-api-key`; `accept: text/event-stream`;
  * an adapter's fixed extra headers) and the "unreachable" failure.
  * Invariant: a returned response is 2xx with a body; every other outcome is an `UpstreamError`
  * (or the abort itself).
@@ -17,8 +18,8 @@ export interface HttpUpstreamOptions {
   apiKey: string | null;
   /** `fetch` to use (defaults to the global). */
   fetch?: typeof fetch;
-  /** How the key is sent: `Authorization: Bearer` (default) or Anthropic's `x-api-key`. */
-  keyHeader?: "bearer" | "x-api-key";
+  /** How the key is sent: `Authorization: Bearer` (default), Anthropic's `x-api-key` or Google's `x-goog-api-key`. */
+  keyHeader?: "bearer" | "x-api-key" | "x-goog-api-key";
   /** Fixed extra request headers (Anthropic: `anthropic-version`). */
   headers?: Readonly<Record<string, string>>;
 }
@@ -55,8 +56,9 @@ async function post(
   accept: string,
 ): Promise<Response> {
   const headers: Record<string, string> = { ...options.headers, "content-type": "application/json", accept };
-  if (options.apiKey && options.keyHeader === "x-api-key") headers["x-api-key"] = options.apiKey;
-  else if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+  if (options.apiKey && options.keyHeader && options.keyHeader !== "bearer") {
+    headers[options.keyHeader] = options.apiKey;
+  } else if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
   try {
     return await (options.fetch ?? fetch)(`${options.baseUrl}${path}`, {
       method: "POST",

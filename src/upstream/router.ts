@@ -18,6 +18,7 @@ import { ChatCompletionsUpstream } from "./chat/adapter.ts";
 import type { ClientPresence } from "./client-presence.ts";
 import { decorateUpstream } from "./decorate.ts";
 import { FallbackUpstream } from "./fallback.ts";
+import { GeminiUpstream } from "./gemini/adapter.ts";
 import { postJson } from "./http-client.ts";
 import { ResponsesHttpUpstream } from "./responses-http.ts";
 import { DEFAULT_UPSTREAM_IDLE_MS, ResponsesWsUpstream } from "./responses-ws/adapter.ts";
@@ -54,6 +55,8 @@ export function createAdapter(
         apiKey: route.apiKey,
         cache: { breakpoints: route.cacheBreakpoints, minTokens: route.cacheMinTokens },
       });
+    case "gemini":
+      return new GeminiUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
     case "responses-ws":
       return new ResponsesWsUpstream({
         baseUrl: route.baseUrl,

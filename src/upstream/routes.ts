@@ -14,10 +14,11 @@
  * say whether `/v1/responses/compact`, `compaction_trigger`, `context_management` and
  * `/v1/responses/input_tokens` go to the upstream or are done by Deltagate (src/compaction/; default
  * `upstream` for a Responses route to OpenAI or Azure OpenAI, the providers known to have them, else
- * `deltagate`; a Chat Completions or Anthropic Messages route is always `deltagate`). An
+ * `deltagate`; a Chat Completions, Anthropic Messages or Gemini route is always `deltagate`). An
  * `anthropic-messages` route (docs/anthropic.md; base URL `https://api.anthropic.com/v1`) takes
  * `cache_breakpoints` (default true: automatic prompt-cache breakpoints) and `cache_min_tokens`
- * (default 1024: the model's minimum cacheable prompt). Routes with the same `model` pattern as the first matching one
+ * (default 1024: the model's minimum cacheable prompt). A `gemini` route (docs/gemini.md; base URL
+ * `https://generativelanguage.googleapis.com/v1beta`) is always `deltagate` too. Routes with the same `model` pattern as the first matching one
  * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
  * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default: `responses-ws` for OpenAI's endpoint, else `responses-http`).
  * Invariant: every parsed route has a valid http(s) base URL without a trailing slash.
@@ -30,6 +31,7 @@ export const UPSTREAM_APIS = [
   "responses-ws",
   "chat-completions",
   "anthropic-messages",
+  "gemini",
 ] as const;
 /** One of `UPSTREAM_APIS`. */
 export type UpstreamApi = (typeof UPSTREAM_APIS)[number];
@@ -118,7 +120,7 @@ const DEFAULT_CACHE_MIN_TOKENS = 1024;
  * `deltagate`.
  */
 export function defaultExtensionMode(api: UpstreamApi, baseUrl: string): ExtensionMode {
-  if (api === "chat-completions" || api === "anthropic-messages") return "deltagate";
+  if (api === "chat-completions" || api === "anthropic-messages" || api === "gemini") return "deltagate";
   const host = new URL(baseUrl).hostname;
   return host === "api.openai.com" || host.endsWith(".openai.azure.com") ? "upstream" : "deltagate";
 }
@@ -174,6 +176,9 @@ export function parseRoutes(
       }
       if (route.api === "anthropic-messages" && route[field] === "upstream") {
         throw new Error(`UPSTREAMS[${index}].${field} cannot be "upstream" for an Anthropic Messages route`);
+      }
+      if (route.api === "gemini" && route[field] === "upstream") {
+        throw new Error(`UPSTREAMS[${index}].${field} cannot be "upstream" for a Gemini route`);
       }
     }
     for (const field of ["cache_breakpoints", "cache_min_tokens"] as const) {

@@ -111,7 +111,11 @@ export async function authenticate(
   if (isClientSecret(credential.value)) {
     const { signingKey } = config.clientSecrets;
     if (!signingKey) throw clientSecretsNotEnabled();
-    const verified = await verifyClientSecret(credential.value, signingKey, Math.floor(Date.now() / 1000));
+    const verified = await verifyClientSecret(
+      credential.value,
+      await signingKey,
+      Math.floor(Date.now() / 1000),
+    );
     if (!verified.ok) throw clientSecretRefused(verified.failure);
     const { claims } = verified;
     // A tenant that is gone (no key in DELTAGATE_API_KEYS, no control-plane row) loses its secrets with it.

@@ -125,7 +125,7 @@ async function mintResponse(c: Context<AppEnv>, tenant: string): Promise<Respons
   const { signingKey } = parseConfig(c.env).clientSecrets;
   if (!signingKey) throw clientSecretsNotConfigured();
   const request = await mintingRequest(c.req.raw);
-  const body = await issueClientSecret(signingKey, tenant, request, Math.floor(Date.now() / 1000));
+  const body = await issueClientSecret(await signingKey, tenant, request, Math.floor(Date.now() / 1000));
   return c.json(body, 200, { "cache-control": "no-store" });
 }
 

@@ -1,7 +1,9 @@
 /**
  * `npm run bench` works end to end in a tiny configuration: 2 turns, 1 round, A and DG-ws on
- * loopback (the stack really starts: wrangler dev and the simulators), a 5-session load step. It
- * asserts the shape of the results and that every output file is written — never a timing.
+ * loopback (the stack really starts: the simulator's process and a wrangler dev for Deltagate,
+ * its TURN_LOG=0 twin and the floor relay), the floor comparison on both paths, a 5-session load
+ * step against Deltagate and the floor on both paths. It asserts the shape of the results and
+ * that every output file is written — never a timing.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +28,7 @@ describe("npm run bench (tiny configuration)", () => {
       BENCH_WARMUP_TURNS: "2",
       BENCH_ROUNDS: "1",
       BENCH_PROFILES: "zero",
-      BENCH_SCENARIOS: "A,DG-ws,DG-sl-http,DG-cx-rc",
+      BENCH_SCENARIOS: "A,DG-ws,DG-sl-http,DG-cx-rc,FL-ws,DG-nolog,DG-st@rt,FL-st@rt",
       BENCH_RECONNECT_EVERY: "1",
       BENCH_LOAD_SESSIONS: "5",
       BENCH_LOAD_TURNS: "2",
@@ -51,6 +53,10 @@ describe("npm run bench (tiny configuration)", () => {
       ["DG-ws", "ok", 1],
       ["DG-sl-http", "ok", 1],
       ["DG-cx-rc", "ok", 1],
+      ["FL-ws", "ok", 1],
+      ["DG-nolog", "ok", 1],
+      ["DG-st@rt", "ok", 1],
+      ["FL-st@rt", "ok", 1],
     ]);
     // Issue #18: the stateless client reaches one object, whose upstream requests after the first
     // turn carry only the new items; the Codex-like client's resend after its reconnect too.
@@ -84,21 +90,56 @@ describe("npm run bench (tiny configuration)", () => {
     expect(results.workload.turns).toBe(2);
     expect(results.workload.finalContextBytes).toBeGreaterThan(15_000);
 
-    expect(results.load).toHaveLength(1);
-    expect(results.load[0]).toMatchObject({
-      sessions: 5,
-      turnsPerSession: 2,
-      refused: null,
-      completedSessions: 5,
-      failedSessions: 0,
-      turnsCompleted: 10,
-    });
+    // Issue #27: the floor relay's loops went through it to the same WebSocket upstream, and each
+    // Deltagate loop got its floor, on both paths; the log line its TURN_LOG=0 twin.
+    const byId = new Map((profile?.scenarios ?? []).map((s) => [s.id, s]));
+    for (const id of ["FL-ws", "FL-st@rt"] as const) {
+      expect(byId.get(id)?.via?.gateway).toBe("floor");
+      expect(byId.get(id)?.viaDeltagate).toBe(false);
+      expect(byId.get(id)?.upstreamTransports).toEqual({ ws: 2 });
+      expect(byId.get(id)?.workerdCpuMsPerTurn).not.toBeNull();
+    }
+    expect(byId.get("DG-st@rt")?.via).toEqual({ gateway: "deltagate", path: "runtime" });
+    expect(
+      profile?.floor?.pairs.map((p) => [p.gateway, p.floor, p.path, p.store, p.over.latencyMs?.pairs]),
+    ).toEqual([
+      ["DG-ws", "FL-ws", "proxy", false, 2],
+      ["DG-nolog", "FL-ws", "proxy", false, 2],
+      ["DG-st@rt", "FL-st@rt", "runtime", true, 2],
+    ]);
+    expect(profile?.floor?.logLine.map((c) => [c.on, c.off, c.path])).toEqual([
+      ["DG-ws", "DG-nolog", "proxy"],
+    ]);
+    expect(Object.keys(results.deltagate.gateways ?? {}).sort()).toEqual([
+      "deltagate",
+      "deltagate-nolog",
+      "floor",
+    ]);
+
+    expect(results.load.map((s) => [s.gateway, s.path])).toEqual([
+      ["deltagate", "proxy"],
+      ["floor", "proxy"],
+      ["deltagate", "runtime"],
+      ["floor", "runtime"],
+    ]);
+    for (const step of results.load) {
+      expect(step).toMatchObject({
+        sessions: 5,
+        turnsPerSession: 2,
+        refused: null,
+        completedSessions: 5,
+        failedSessions: 0,
+        turnsCompleted: 10,
+      });
+    }
     expect(results.targets.length).toBeGreaterThan(0);
     for (const t of results.targets) expect(["met", "not met", "not measured", "info"]).toContain(t.status);
 
     const md = readFileSync(join(resultsDir, "latest.md"), "utf8");
     expect(md).toContain("## Profile zero");
-    expect(md).toContain("Targets of issues #8 and #18");
+    expect(md).toContain("Targets of issues #8, #18 and #27");
+    expect(md).toContain("Deltagate over the floor (issue #27)");
+    expect(md).toContain("| DG-ws − DG-nolog | dev proxy |");
     expect(md).toContain("Clients that resend everything (issue #18)");
     const svg = readFileSync(join(resultsDir, "latest.svg"), "utf8");
     expect(svg.startsWith("<svg ")).toBe(true);

@@ -1,6 +1,6 @@
 /**
- * `npm start` is closed by default (issue #23 item 6): its client-secret signing key and other
- * secrets are random, in a file beside its state (scripts/local-secrets.ts), so a secret signed
+ * `npm start` is closed by default (issue #23 item 6): its root secret (from which the
+ * client-secret signing key is derived) and admin key are random, in a file beside its state (scripts/local-secrets.ts), so a secret signed
  * with the key `npm start` used to publish is refused; only its own origins may call it, so a page
  * on another origin — a real one, in headless Chromium — can neither mint a client secret from the
  * demo route (not even with the `text/plain` POST that needs no preflight) nor use the published
@@ -69,9 +69,10 @@ describe("npm start's secrets", () => {
     const path = join(started().stateDir, LOCAL_SECRETS_FILE);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     const secrets = localSecrets(started().stateDir);
-    expect(secrets.CLIENT_SECRET_SIGNING_KEY).not.toBe(OLD_PUBLISHED_SIGNING_KEY);
+    expect(Object.keys(secrets).sort()).toEqual(["ADMIN_API_KEY", "DELTAGATE_SECRET"]);
+    expect(secrets.DELTAGATE_SECRET).not.toBe(OLD_PUBLISHED_SIGNING_KEY);
     for (const value of Object.values(secrets)) expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(started().output()).not.toContain(secrets.CLIENT_SECRET_SIGNING_KEY);
+    expect(started().output()).not.toContain(secrets.DELTAGATE_SECRET);
   });
 
   it("refuses a client secret signed with the old published key, for its tenant or another", async () => {

@@ -12,3 +12,14 @@ export const SHELL_TOOL = {
     additionalProperties: false,
   },
 };
+
+/**
+ * Input items as `GET /v1/responses/{id}/input_items` lists them: a tool output the client sent
+ * without `status` is `completed`, as OpenAI's `ResponseItem` requires
+ * (src/engine/response-object.ts `listedItems`).
+ */
+export function listed<T extends Record<string, unknown>>(items: readonly T[]): T[] {
+  return items.map((item) =>
+    item.type === "function_call_output" && !("status" in item) ? { ...item, status: "completed" } : item,
+  );
+}

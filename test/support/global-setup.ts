@@ -9,7 +9,9 @@
  * - `otherProviderUrl`: a second simulator standing for another provider: it has its own state, so
  *   it refuses encrypted reasoning the first one issued, as a different provider would;
  * - `anthropicSimulatorUrl`: a simulator for the Anthropic routes (`/v1/messages`), with a 64-token
- *   minimum cacheable prompt, so the short conversations of tests are cached.
+ *   minimum cacheable prompt, so the short conversations of tests are cached;
+ * - `geminiSimulatorUrl`: a simulator for the Gemini routes (`/v1beta/models/…`), with a 64-token
+ *   implicit-cache minimum, likewise.
  */
 import type { TestProject } from "vitest/node";
 import { startSimulator } from "../../simulator/server.ts";
@@ -22,6 +24,7 @@ declare module "vitest" {
     largeSimulatorUrl: string;
     echoUpstreamUrl: string;
     anthropicSimulatorUrl: string;
+    geminiSimulatorUrl: string;
   }
 }
 
@@ -41,13 +44,22 @@ export default async function setup(project: TestProject): Promise<() => Promise
     quiet: true,
     anthropicCacheMinTokens: 64,
   });
+  const gemini = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true, geminiCacheMinTokens: 64 });
   const echo = await startEchoUpstream();
   project.provide("simulatorUrl", sim.url);
   project.provide("otherProviderUrl", other.url);
   project.provide("largeSimulatorUrl", large.url);
   project.provide("echoUpstreamUrl", echo.url);
   project.provide("anthropicSimulatorUrl", anthropic.url);
+  project.provide("geminiSimulatorUrl", gemini.url);
   return async () => {
-    await Promise.all([sim.close(), other.close(), large.close(), anthropic.close(), echo.close()]);
+    await Promise.all([
+      sim.close(),
+      other.close(),
+      large.close(),
+      anthropic.close(),
+      gemini.close(),
+      echo.close(),
+    ]);
   };
 }

@@ -57,6 +57,8 @@ describe("cancel", () => {
     const id = (created!.data.response as { id: string }).id;
     const cancelled = await cancel(id);
     expect(cancelled.status).toBe("cancelled");
+    // OpenAI's cancelled response has no error.
+    expect(cancelled).toMatchObject({ error: null });
     expect(cancelled.output).toEqual([]);
     await expect.poll(async () => (await recorded(simulatorUrl, marker))[0]?.aborted).toBe(true);
     const events = await reader.rest();
@@ -65,7 +67,7 @@ describe("cancel", () => {
       "response.in_progress",
       "response.failed",
     ]);
-    expect(events.at(-1)?.data.response).toMatchObject({ id, status: "cancelled" });
+    expect(events.at(-1)?.data.response).toMatchObject({ id, status: "cancelled", error: null });
   });
 
   it("aborts a Responses HTTP upstream mid-stream; the response keeps what was streamed and its usage", async () => {

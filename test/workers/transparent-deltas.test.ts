@@ -9,7 +9,7 @@
  * content reaches the upstream with it.
  */
 import { describe, expect, inject, it } from "vitest";
-import { SHELL_TOOL } from "../support/fixtures.ts";
+import { listed, SHELL_TOOL } from "../support/fixtures.ts";
 import {
   connect,
   KEY_A,
@@ -80,7 +80,7 @@ const user = (id: string, text: string): Item => ({
 });
 
 describe("transparent deltas for full resends", () => {
-  it("continues the chain upstream with only the new items; input_items are exactly what the client sent", async () => {
+  it("continues the chain upstream with only the new items; input_items are what the client sent (tool outputs with OpenAI's listed status)", async () => {
     const marker = `resend-match-${crypto.randomUUID()}`;
     const session = uniqueSession("resend-match");
     const settings = { model: "sim-ws", instructions: "Be brief.", tools: [SHELL_TOOL] };
@@ -101,8 +101,8 @@ describe("transparent deltas for full resends", () => {
     expect(upstream.map((r) => r.previousResponseId === null)).toEqual([true, false, false]);
     // As the client sent: no previous_response_id on the Response object.
     expect([two.previous_response_id, three.previous_response_id]).toEqual([null, null]);
-    expect(await inputItems(three.id)).toEqual(third);
-    expect(await inputItems(two.id)).toEqual(second);
+    expect(await inputItems(three.id)).toEqual(listed(third));
+    expect(await inputItems(two.id)).toEqual(listed(second));
   });
 
   it("reports the match on the turn's timing event (WebSocket, no previous_response_id)", async () => {
@@ -181,7 +181,7 @@ describe("transparent deltas for full resends", () => {
     expect(upstream[2]?.inputItemCount).toBe(resend.length - first.length - one.output.length);
     expect(other.previous_response_id).toBeNull();
     // Tenant B's response lists exactly what B sent, and tenant A's stays A's.
-    expect(await inputItems(other.id, KEY_B)).toEqual(resend);
+    expect(await inputItems(other.id, KEY_B)).toEqual(listed(resend));
     const res = await workerFetch(`/v1/responses/${one.id}`, {
       headers: { authorization: `Bearer ${KEY_B}` },
     });

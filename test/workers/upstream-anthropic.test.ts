@@ -138,9 +138,11 @@ describe("Anthropic Messages upstream", () => {
     const first = responseOf(await ws.turn(0));
     const firstUsage = first.usage as {
       input_tokens: number;
-      input_tokens_details: { cached_tokens: number };
+      input_tokens_details: { cached_tokens: number; cache_write_tokens: number };
     };
     expect(firstUsage.input_tokens_details.cached_tokens).toBe(0);
+    // The prefix the first turn wrote to Claude's cache, as OpenAI's usage names it.
+    expect(firstUsage.input_tokens_details.cache_write_tokens).toBeGreaterThan(0);
     let previous = first;
     for (let turn = 1; turn <= 2; turn++) {
       const call = previous.output.find((item) => item.type === "function_call");
@@ -302,7 +304,11 @@ describe("Anthropic Messages upstream", () => {
     ws.send({ type: "response.create", model: MODEL, input: "hi", tools: [{ type: "web_search" }] });
     const frames = await ws.turn(0);
     expect(frames).toHaveLength(1);
-    expect(frames[0]).toMatchObject({ type: "error", status: 400, error: { param: "tools[0]" } });
+    expect(frames[0]).toMatchObject({
+      type: "error",
+      status: 400,
+      error: { code: "unsupported_value", param: "tools[0].type" },
+    });
     ws.close();
   });
 

@@ -13,7 +13,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { DEFAULT_STORE_FALSE_GRACE_MAX_MS } from "../../src/config/config.ts";
-import { SHELL_TOOL } from "../support/fixtures.ts";
+import { listed, SHELL_TOOL } from "../support/fixtures.ts";
 import {
   connect,
   simulatorRequests,
@@ -130,7 +130,7 @@ describe("a full resend chained on an empty warm-up (Codex after a reconnect)", 
     expect(now.warmUp.previous_response_id).toBeNull();
   });
 
-  it("lists exactly what the client sent as the turn's input_items (store:true)", async () => {
+  it("lists what the client sent as the turn's input_items (store:true; tool outputs with OpenAI's listed status)", async () => {
     const run = await reconnect({ store: true, grace: false });
     const { upstream, now, next } = run;
     expect(upstream.map((r) => r.body.generate === false)).toEqual([true, false, false]);
@@ -140,8 +140,9 @@ describe("a full resend chained on an empty warm-up (Codex after a reconnect)", 
       headers: { authorization: "Bearer dg-test-a" },
     });
     expect(res.status).toBe(200);
-    const listed = ((await res.json()) as { data: Item[] }).data;
-    expect(listed).toEqual([...run.instructions, ...run.resend]);
+    const items = ((await res.json()) as { data: Item[] }).data;
+    // What the client sent, with the `status` OpenAI lists on a tool output.
+    expect(items).toEqual(listed([...run.instructions, ...run.resend]));
   });
 
   it("does not match a store:false chain of a closed socket without the grace window", async () => {

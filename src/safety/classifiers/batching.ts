@@ -1,7 +1,7 @@
 /**
  * Cross-session micro-batching: classifier calls from every session Durable Object in one
  * isolate are gathered for at most `waitMs` (or until `maxTexts` texts) and sent as one call.
- * Off by default (`SAFETY_BATCH_WAIT_MS=0`): it trades a bounded wait on the critical path for
+ * Off by default (the policy's `batch_wait_ms` is 0): it trades a bounded wait on the critical path for
  * fewer calls per second to the classifier, which pays only under many concurrent sessions per
  * isolate; the safety benchmark measures both sides (bench/safety.ts).
  * Owns the per-isolate queues (module state, one per classifier id and direction).

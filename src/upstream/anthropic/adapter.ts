@@ -17,6 +17,7 @@ import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
+import { capabilityRefusal } from "../route-capabilities.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
 import { DEFAULT_CACHE_MIN_TOKENS } from "./cache-breakpoints.ts";
 import { anthropicFailure } from "./errors.ts";
@@ -49,8 +50,13 @@ export class AnthropicMessagesUpstream implements Upstream {
     };
   }
 
-  /** The 400 for a setting this route cannot honour (request.ts), checked before the turn starts. */
+  /**
+   * The 400 for a setting or tool type this route cannot honour (route-capabilities.ts, then
+   * request.ts), checked before the turn starts.
+   */
   refusal(settings: Partial<TurnSettings>): UpstreamError | null {
+    const unservable = capabilityRefusal("anthropic-messages", settings);
+    if (unservable) return unservable;
     const probe = {
       model: "",
       input: [],

@@ -12,7 +12,9 @@
  *   `metadata.user_id`; `prompt_cache_retention: "24h"` → the 1-hour cache TTL;
  * - cache breakpoints (cache-breakpoints.ts) unless the route turned them off.
  * Everything else a client may set has no Anthropic equivalent and is refused with a 400 naming
- * it (before the turn starts: adapter.ts `refusal`) (hosted tools, `allowed_tools`, `max_tool_calls`, `top_logprobs`, penalties, `text.format`
+ * it (before the turn starts: adapter.ts `refusal`): tool types other than `function`, `prompt`,
+ * `image` and `prompt_cache_options` by src/upstream/route-capabilities.ts (a hosted tool reaching
+ * `toTools` is still refused, never dropped); here `allowed_tools`, `max_tool_calls`, `top_logprobs`, penalties, `text.format`
  * other than text, `text.verbosity` other than medium, `include` other than
  * `reasoning.encrypted_content`, `service_tier` other than auto/default, temperature above 1);
  * `prompt_cache_key` is a routing hint and needs none (Claude's cache is keyed by the prefix).

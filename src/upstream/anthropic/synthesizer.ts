@@ -17,7 +17,9 @@
  *   `model_context_window_exceeded` → `incomplete` (`max_output_tokens`); `refusal` →
  *   `incomplete` (`content_filter`).
  * Usage: `input_tokens` = Anthropic's input + cache read + cache creation (what Responses counts
- * as input), `input_tokens_details.cached_tokens` = `cache_read_input_tokens`.
+ * as input), `input_tokens_details.cached_tokens` = `cache_read_input_tokens`,
+ * `input_tokens_details.cache_write_tokens` = `cache_creation_input_tokens` (the `openai` SDK's
+ * `ResponseUsage` requires it).
  * Invariants: as the Chat Completions synthesizer's (items opened in `output_index` order, each
  * closed with `output_item.done`, contiguous `sequence_number`s); ids are the adapter's own
  * (the engine re-keys them; a reasoning item keeps its id). Pure: no I/O.
@@ -56,11 +58,12 @@ type BlockState =
 /** Anthropic usage → Responses usage (see the module header). */
 export function toResponsesUsage(usage: AnthropicUsage): JsonObject {
   const read = usage.cache_read_input_tokens ?? 0;
-  const input = (usage.input_tokens ?? 0) + read + (usage.cache_creation_input_tokens ?? 0);
+  const written = usage.cache_creation_input_tokens ?? 0;
+  const input = (usage.input_tokens ?? 0) + read + written;
   const output = usage.output_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: read },
+    input_tokens_details: { cached_tokens: read, cache_write_tokens: written },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: input + output,

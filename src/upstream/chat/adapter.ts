@@ -8,9 +8,11 @@
  * `response.created`), so every failure before that rejects with an `UpstreamError`.
  * Source: https://platform.openai.com/docs/api-reference/chat/create.
  */
+import type { TurnSettings } from "../../protocol/create-request.ts";
 import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
+import { capabilityRefusal } from "../route-capabilities.ts";
 import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
 import { toChatRequest } from "./request.ts";
 import { chatStreamEvents } from "./stream.ts";
@@ -28,6 +30,11 @@ export class ChatCompletionsUpstream implements Upstream {
 
   constructor(options: ChatCompletionsOptions) {
     this.options = options;
+  }
+
+  /** The 400 for a setting or tool type Chat Completions cannot serve (route-capabilities.ts). */
+  refusal(settings: Partial<TurnSettings>): UpstreamError | null {
+    return capabilityRefusal("chat-completions", settings);
   }
 
   /** @inheritdoc */

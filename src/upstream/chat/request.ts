@@ -1,16 +1,20 @@
 /**
  * Upstream request → Chat Completions request body (docs/upstreams.md), rebuilt every turn
- * from the full context. Owns the settings mapping: function tools only (hosted tools dropped),
- * `tool_choice`, `parallel_tool_calls`, `text.format` → `response_format`, `max_output_tokens` →
- * `max_completion_tokens`, `reasoning.effort` → `reasoning_effort`, sampling (`temperature`,
- * `top_p`, `presence_penalty`, `frequency_penalty`), `user` / `safety_identifier`,
- * `prompt_cache_key` (default: the session key, for prefix-cache affinity), and always
+ * from the full context. Owns the settings mapping: function tools (any other tool type was
+ * refused before the turn: src/upstream/route-capabilities.ts; one reaching here is an error,
+ * never skipped), `tool_choice`, `parallel_tool_calls`, `text.format` → `response_format`,
+ * `max_output_tokens` → `max_completion_tokens`, `reasoning.effort` → `reasoning_effort`,
+ * sampling (`temperature`, `top_p`, `presence_penalty`, `frequency_penalty`), `user` /
+ * `safety_identifier`, `prompt_cache_key` (default: the session key, for prefix-cache affinity),
+ * `prompt_cache_options` and `prompt_cache_retention` (the same parameters there), and always
  * `stream: true` with `stream_options.include_usage`.
- * Invariant: settings without a Chat Completions equivalent (`include`, `max_tool_calls`,
- * `truncation`, `top_logprobs`, `metadata`…) are never sent. Pure: no I/O.
+ * Invariant: settings without a Chat Completions equivalent that Deltagate serves itself or that
+ * only shape the Response object (`include`, `max_tool_calls`, `truncation`, `top_logprobs`,
+ * `metadata`, `service_tier`…) are never sent; docs/protocol.md "Create parameters: where each
+ * one goes" lists them. Pure: no I/O.
  */
 import { isRecord, type Json, type JsonObject } from "../../protocol/json.ts";
-import type { UpstreamRequest } from "../upstream.ts";
+import { UpstreamError, type UpstreamRequest } from "../upstream.ts";
 import { toChatMessages } from "./messages.ts";
 import type { ChatMessage } from "./wire.ts";
 
@@ -39,13 +43,27 @@ export interface ChatRequestBody {
   user?: string;
   safety_identifier?: string;
   prompt_cache_key?: string;
+  prompt_cache_options?: Json;
+  prompt_cache_retention?: string;
 }
 
-/** Responses function tools `{type:"function", name, …}` → Chat tools; other tools dropped. */
+/**
+ * Responses function tools `{type:"function", name, …}` → Chat tools.
+ * @throws {UpstreamError} 400 for any other tool (refused earlier by route-capabilities.ts).
+ */
 export function toChatTools(tools: readonly unknown[] | null | undefined): ChatTool[] {
   const out: ChatTool[] = [];
-  for (const tool of tools ?? []) {
-    if (!isRecord(tool) || tool.type !== "function" || typeof tool.name !== "string") continue;
+  for (const [index, tool] of (tools ?? []).entries()) {
+    if (!isRecord(tool) || tool.type !== "function" || typeof tool.name !== "string") {
+      throw new UpstreamError(
+        400,
+        "unsupported_value",
+        "Chat Completions routes serve only function tools with a name.",
+        "invalid_request_error",
+        null,
+        `tools[${index}]`,
+      );
+    }
     const fn: ChatTool["function"] = { name: tool.name };
     if (typeof tool.description === "string") fn.description = tool.description;
     // The tools were parsed from the request's JSON body (src/protocol/create-request.ts).
@@ -128,5 +146,7 @@ export function toChatRequest(request: UpstreamRequest): ChatRequestBody {
   if (typeof s.user === "string") body.user = s.user;
   if (typeof s.safety_identifier === "string") body.safety_identifier = s.safety_identifier;
   body.prompt_cache_key = s.prompt_cache_key ?? request.sessionKey;
+  if (isRecord(s.prompt_cache_options)) body.prompt_cache_options = s.prompt_cache_options;
+  if (typeof s.prompt_cache_retention === "string") body.prompt_cache_retention = s.prompt_cache_retention;
   return body;
 }

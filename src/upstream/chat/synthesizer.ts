@@ -44,7 +44,7 @@ interface CallState {
 
 /**
  * Maps Chat Completions usage to Responses usage (tokens): `prompt_tokens` → `input_tokens`,
- * `prompt_tokens_details.cached_tokens` → `input_tokens_details.cached_tokens`,
+ * `prompt_tokens_details.cached_tokens` / `cache_write_tokens` → `input_tokens_details`'s (0 when absent),
  * `completion_tokens` → `output_tokens`, `completion_tokens_details.reasoning_tokens` →
  * `output_tokens_details.reasoning_tokens`, `total_tokens` (sum when absent).
  */
@@ -53,7 +53,10 @@ export function toResponsesUsage(usage: ChatUsage): JsonObject {
   const output = usage.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: usage.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: usage.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: usage.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: usage.total_tokens ?? input + output,

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { OutputRekeyer } from "../../../src/engine/rekey.ts";
-import { clientEventFields, clientItem } from "../../../src/engine/response-object.ts";
+import { clientEventFields, clientItem, listedItems } from "../../../src/engine/response-object.ts";
 import type { StoredItem } from "../../../src/protocol/items.ts";
 import { ENCRYPTED_REASONING, ORIGIN_FIELD } from "../../../src/upstream/encrypted-reasoning.ts";
 import { isMintedItemId } from "../../../src/util/ids.ts";
@@ -64,5 +64,26 @@ describe("OutputRekeyer", () => {
     const rekey = new OutputRekeyer();
     rekey.item({ type: "message", id: "msg_up0" }, 0);
     expect(isMintedItemId(rekey.item({ type: "message", id: "msg_up1" }, 1).id)).toBe(true);
+  });
+});
+
+describe("listedItems", () => {
+  it("gives calls, tool outputs and assistant messages sent without status OpenAI's listed `completed`", () => {
+    const items = [
+      { type: "message", id: "msg_1", role: "user", content: [{ type: "input_text", text: "hi" }] },
+      { type: "message", id: "msg_2", role: "assistant", content: [{ type: "output_text", text: "yo" }] },
+      { type: "function_call", id: "fc_1", call_id: "c1", name: "f", arguments: "{}" },
+      { type: "function_call_output", id: "fco_1", call_id: "c1", output: "ok" },
+      { type: "custom_tool_call_output", id: "ctco_1", call_id: "c2", output: "ok" },
+      { type: "function_call_output", id: "fco_2", call_id: "c3", output: "ok", status: "incomplete" },
+    ] as StoredItem[];
+    expect(listedItems(items, undefined).map((item) => (item as { status?: string }).status)).toEqual([
+      undefined,
+      "completed",
+      "completed",
+      "completed",
+      "completed",
+      "incomplete",
+    ]);
   });
 });

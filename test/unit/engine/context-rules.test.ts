@@ -35,6 +35,12 @@ describe("validateTurnContext", () => {
     expect(refusal([user, assistant], [], true)).toBeNull();
   });
 
+  it("accepts an empty input with a prompt template, whose messages may be the whole input", () => {
+    expect(() =>
+      validateTurnContext([], { input: [], continues: false, generate: true, prompted: true }),
+    ).not.toThrow();
+  });
+
   it("refuses max_output_tokens below 16, in OpenAI's words", () => {
     const turn = { input: [user], continues: false, generate: true };
     expect(() => validateTurnContext([user], { ...turn, maxOutputTokens: 10 })).toThrow(

@@ -68,7 +68,7 @@ async function trace(raw: Record<string, unknown>): Promise<string[]> {
     mayContinue: () => false,
     logFailure: () => {},
   });
-  const request = createRequest.parse({ type: "response.create", model: "m", input: "hi", ...raw });
+  const request = createRequest.parse({ model: "m", input: "hi", ...raw });
   const sink = { send: (event: { type: string }) => void order.push(`send: ${event.type}`) };
   await engine.run(request, { connId: "socket_1", tenant: "t" }, sink, new AbortController().signal);
   return order;

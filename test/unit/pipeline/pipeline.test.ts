@@ -57,7 +57,7 @@ describe("createTurnPipeline", () => {
       // Compaction passes a turn without compaction items, trigger or context_management through
       // untouched (src/pipeline/compaction-stage.ts), so it adds nothing to the log here.
       compaction: {
-        keys: { secrets: [] } as unknown as CompactionKeys,
+        keys: Promise.resolve({ secrets: [] } as unknown as CompactionKeys),
         tenant: () => "t",
         modeFor: () => "deltagate",
       },
@@ -65,7 +65,7 @@ describe("createTurnPipeline", () => {
     });
     const upstream = await pipeline.upstreamFor({
       responseId: "resp_1",
-      request: createRequest.parse({ type: "response.create", model: "m", input: "hi" }),
+      request: createRequest.parse({ model: "m", input: "hi" }),
       context: { history: { items: [] }, input: [], all: { items: [] } } as unknown as TurnContext,
       timer: new TurnTimer(),
     });

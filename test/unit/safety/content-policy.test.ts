@@ -4,7 +4,14 @@
  * and configuration parsing (src/safety/config.ts).
  */
 import { describe, expect, it } from "vitest";
-import { parseSafetySettings, policyFor } from "../../../src/safety/config.ts";
+import {
+  parsePolicySetting,
+  parseRulesSetting,
+  parseSafetySettings,
+  parseTenantPolicies,
+  policyFor,
+  type SafetyInputs,
+} from "../../../src/safety/config.ts";
 import {
   itemText,
   MAX_TEXT_CHARS,
@@ -138,8 +145,21 @@ describe("configuration", () => {
     () => undefined,
   );
 
+  /** The inputs of an unconfigured deployment, with `own` on top. */
+  const inputs = (own: Partial<SafetyInputs> = {}): SafetyInputs => ({
+    policy: undefined,
+    tenants: new Map(),
+    rules: parseRulesSetting(undefined, "SAFETY_RULES"),
+    moderationUrl: null,
+    moderationApiKey: null,
+    moderationModel: "omni-moderation-latest",
+    llamaGuardModel: "@cf/meta/llama-guard-3-8b",
+    log: "notable",
+    ...own,
+  });
+
   it("defaults to parallel input checks and rules output checks, moderation at the upstream", () => {
-    const settings = parseSafetySettings({}, routes, upstream, false);
+    const settings = parseSafetySettings(inputs(), routes, upstream, false);
     expect(settings.policy).toMatchObject({
       mode: "parallel",
       classifier: "rules",
@@ -151,14 +171,16 @@ describe("configuration", () => {
       model: "omni-moderation-latest",
     });
     expect(settings.policy.batchWaitMs).toBe(0);
-    expect(
-      parseSafetySettings({ SAFETY_BATCH_WAIT_MS: "4" }, routes, upstream, false).policy.batchWaitMs,
-    ).toBe(4);
+    const batching = inputs({ policy: parsePolicySetting('{"batch_wait_ms":4}', "SAFETY") });
+    expect(parseSafetySettings(batching, routes, upstream, false).policy.batchWaitMs).toBe(4);
   });
 
   it("resolves deployment ← route ← tenant", () => {
     const settings = parseSafetySettings(
-      { SAFETY_MODE: "off", SAFETY_TENANTS: JSON.stringify({ acme: { failure: "open" } }) },
+      inputs({
+        policy: parsePolicySetting('{"mode":"off"}', "SAFETY"),
+        tenants: parseTenantPolicies(JSON.stringify({ acme: { failure: "open" } }), "SAFETY_TENANTS"),
+      }),
       routes,
       upstream,
       false,
@@ -169,22 +191,15 @@ describe("configuration", () => {
   });
 
   it("refuses llama-guard without an AI binding, and bad JSON, by variable name", () => {
-    expect(() =>
-      parseSafetySettings({ SAFETY: '{"classifier":"llama-guard"}' }, routes, upstream, false),
-    ).toThrow(/AI binding/);
-    expect(
-      parseSafetySettings({ SAFETY: '{"classifier":"llama-guard"}' }, routes, upstream, true).policy
-        .classifier,
-    ).toBe("llama-guard");
-    expect(() => parseSafetySettings({ SAFETY_TENANTS: "{" }, routes, upstream, false)).toThrow(
-      /SAFETY_TENANTS/,
-    );
-    expect(() => parseSafetySettings({ SAFETY_RULES: '{"pii":["dna"]}' }, routes, upstream, false)).toThrow(
-      /SAFETY_RULES/,
-    );
+    const llamaGuard = inputs({ policy: parsePolicySetting('{"classifier":"llama-guard"}', "SAFETY") });
+    expect(() => parseSafetySettings(llamaGuard, routes, upstream, false)).toThrow(/AI binding/);
+    expect(parseSafetySettings(llamaGuard, routes, upstream, true).policy.classifier).toBe("llama-guard");
+    expect(() => parsePolicySetting("{", "SAFETY")).toThrow(/SAFETY/);
+    expect(() => parseTenantPolicies("{", "SAFETY_TENANTS")).toThrow(/SAFETY_TENANTS/);
+    expect(() => parseRulesSetting('{"pii":["dna"]}', "SAFETY_RULES")).toThrow(/SAFETY_RULES/);
     // A moderation endpoint of its own does not get the upstream's key.
     const own = parseSafetySettings(
-      { SAFETY_MODERATION_URL: "https://mod.test/v1" },
+      inputs({ moderationUrl: "https://mod.test/v1" }),
       routes,
       upstream,
       false,

@@ -3,11 +3,16 @@
  * beside the state, and the same on every later start of that state; a file missing a value gets
  * it; a broken file is refused, not silently replaced.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LOCAL_SECRET_NAMES, LOCAL_SECRETS_FILE, localSecrets } from "../../../scripts/local-secrets.ts";
+import {
+  LEGACY_LOCAL_SECRET_NAMES,
+  LOCAL_SECRET_NAMES,
+  LOCAL_SECRETS_FILE,
+  localSecrets,
+} from "../../../scripts/local-secrets.ts";
 
 const dirs: string[] = [];
 function stateDir(): string {
@@ -33,12 +38,32 @@ describe("localSecrets", () => {
   it("adds a missing value and keeps the others", () => {
     const dir = stateDir();
     const first = localSecrets(dir);
-    const { COMPACTION_KEY: _dropped, ...rest } = first;
+    const { DELTAGATE_SECRET: _dropped, ...rest } = first;
     writeFileSync(join(dir, LOCAL_SECRETS_FILE), JSON.stringify(rest));
     const again = localSecrets(dir);
-    expect(again.CONTROL_SECRET).toBe(first.CONTROL_SECRET);
-    expect(again.COMPACTION_KEY).not.toBe(first.COMPACTION_KEY);
+    expect(again.ADMIN_API_KEY).toBe(first.ADMIN_API_KEY);
+    expect(again.DELTAGATE_SECRET).not.toBe(first.DELTAGATE_SECRET);
     expect(JSON.parse(readFileSync(join(dir, LOCAL_SECRETS_FILE), "utf8"))).toEqual(again);
+  });
+
+  it("keeps the deprecated secrets of a file written before the root secret, and generates none", () => {
+    const dir = stateDir();
+    // What the version before DELTAGATE_SECRET wrote (its four names).
+    const old = {
+      CLIENT_SECRET_SIGNING_KEY: "old-signing-key-0123456789abcdef0123456789",
+      CONTROL_SECRET: "old-control-secret-0123456789abcdef012345",
+      ADMIN_API_KEY: "old-admin-key-0123456789abcdef0123456789ab",
+      COMPACTION_KEY: "old-compaction-key-0123456789abcdef012345",
+    };
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, LOCAL_SECRETS_FILE), JSON.stringify(old));
+    const secrets = localSecrets(dir);
+    expect(secrets).toMatchObject(old);
+    expect(secrets.DELTAGATE_SECRET).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(localSecrets(dir)).toEqual(secrets);
+    // A new state holds only the current names.
+    const fresh = localSecrets(stateDir());
+    for (const name of LEGACY_LOCAL_SECRET_NAMES) expect(fresh[name]).toBeUndefined();
   });
 
   it("refuses a file that is not a JSON object", () => {

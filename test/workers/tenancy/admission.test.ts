@@ -215,16 +215,15 @@ describe("a cold session's admission (a round trip to the tenant first)", () => 
     const { key, tenant } = await tenantWithKey("cold", { turns_per_minute: 50 });
     const session = uniqueSession("cold");
     const ws = await connect({ key, session });
-    // As a wake from hibernation leaves it: no tenant-wide counts yet, so the next admission waits
-    // for a sync (the verdict is a promise) while the creates behind it keep their places.
+    // As a wake from hibernation leaves it: no lease, so the next admission waits for a sync (the
+    // verdict is a promise) while the creates behind it keep their places.
     const stub = sessionStub(tenant, session);
-    type Gate = { view: unknown; syncs: number; needsView(): boolean };
+    type Gate = { lease: { expiresAt: number }; syncs: number };
     const gateOf = (instance: unknown) =>
       (instance as { parts: { tenancy: { gate: Gate } } }).parts.tenancy.gate;
     const syncsBefore = await runInDurableObject(stub, (instance) => {
       const gate = gateOf(instance);
-      gate.view = null;
-      expect(gate.needsView()).toBe(true);
+      gate.lease.expiresAt = 0;
       return gate.syncs;
     });
     for (const n of [1, 2, 3])

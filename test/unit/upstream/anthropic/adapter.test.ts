@@ -120,7 +120,7 @@ describe("AnthropicMessagesUpstream", () => {
     });
     expect(terminal.response.usage).toEqual({
       input_tokens: 1000,
-      input_tokens_details: { cached_tokens: 900 },
+      input_tokens_details: { cached_tokens: 900, cache_write_tokens: 90 },
       output_tokens: 42,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 1042,

@@ -218,7 +218,6 @@ describe("toChatRequest", () => {
       parameters: { type: "object", properties: { cmd: { type: "string" } } },
       strict: false,
     },
-    { type: "web_search" },
   ];
 
   it("maps settings to their Chat Completions names and always streams with usage", () => {
@@ -298,17 +297,28 @@ describe("toChatRequest", () => {
     );
   });
 
-  it("sends no tool settings when no function tool remains", () => {
+  it("refuses a tool that is not a function rather than dropping it (route-capabilities.ts refuses it first)", () => {
+    const error = (() => {
+      try {
+        toChatRequest(request([user("hi")], { tools: [...tools, { type: "web_search" }] }));
+      } catch (caught) {
+        return caught;
+      }
+      return null;
+    })();
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(error).toMatchObject({ status: 400, code: "unsupported_value", param: "tools[1]" });
+  });
+
+  it("forwards prompt_cache_options and prompt_cache_retention, the same parameters in Chat Completions", () => {
     const body = toChatRequest(
       request([user("hi")], {
-        tools: [{ type: "web_search" }],
-        tool_choice: "auto",
-        parallel_tool_calls: true,
+        prompt_cache_options: { mode: "explicit", ttl: "30m" },
+        prompt_cache_retention: "24h",
       }),
     );
-    expect(body).not.toHaveProperty("tools");
-    expect(body).not.toHaveProperty("tool_choice");
-    expect(body).not.toHaveProperty("parallel_tool_calls");
+    expect(body.prompt_cache_options).toEqual({ mode: "explicit", ttl: "30m" });
+    expect(body.prompt_cache_retention).toBe("24h");
   });
 });
 

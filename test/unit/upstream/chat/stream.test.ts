@@ -162,7 +162,7 @@ describe("chat stream → Responses events", () => {
     ]);
     expect(terminal(events).response.usage).toEqual({
       input_tokens: 120,
-      input_tokens_details: { cached_tokens: 100 },
+      input_tokens_details: { cached_tokens: 100, cache_write_tokens: 0 },
       output_tokens: 30,
       output_tokens_details: { reasoning_tokens: 7 },
       total_tokens: 150,
