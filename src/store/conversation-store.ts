@@ -27,6 +27,7 @@ import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values
 import { migrate } from "./migrations.ts";
 import { ReleasedScopes } from "./released-scopes.ts";
 import { ResponseDeletion, type ResponseDependent } from "./response-deletion.ts";
+import { WebhookOutbox } from "./webhook-outbox.ts";
 
 /**
  * A chain's state as stored with a response (transparent deltas, src/resend/chain-hash.ts): the
@@ -208,6 +209,8 @@ export class ConversationStore {
   private readonly large: LargeValueStore;
   /** The grace window of closed sockets' store:false state (released-scopes.ts). */
   readonly scopes: ReleasedScopes;
+  /** Webhook events of ended background responses, until delivered (webhook-outbox.ts). */
+  readonly webhooks: WebhookOutbox;
   /** The one deletion of responses (response-deletion.ts). */
   private readonly deletion: ResponseDeletion;
   /** Bumped by every deletion (see `historyEpoch`). */
@@ -229,6 +232,7 @@ export class ConversationStore {
       },
     });
     this.scopes = new ReleasedScopes(storage, (ids) => this.deletion.delete(ids));
+    this.webhooks = new WebhookOutbox(storage.sql);
   }
 
   /**
