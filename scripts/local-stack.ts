@@ -56,7 +56,11 @@ export interface LocalStackOptions {
   upstreamApiKey?: string | undefined;
   /** `key:tenant,…`; defaults to the local dev key. */
   apiKeys?: string | undefined;
-  /** Extra variables for the Worker (they win over the defaults above). */
+  /**
+   * Extra variables for the Worker (they win over the defaults above). `{SIM}` in a value stands
+   * for the simulator's origin (`http://127.0.0.1:<port>`), known only once it listens: e.g. an
+   * `UPSTREAMS` route with `"base_url": "{SIM}/v1beta"`.
+   */
   vars?: Record<string, string>;
   /** Print wrangler's and the simulator's output (otherwise only the last 16 KB are kept). */
   verbose: boolean;
@@ -320,7 +324,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // Webhooks to a receiver on this machine (docs/webhooks.md "Try it locally"): private and
     // loopback targets, and plain http to them, are allowed here only.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
-    ...options.vars,
+    ...Object.fromEntries(
+      Object.entries(options.vars ?? {}).map(([name, value]) => [
+        name,
+        simulator ? value.replaceAll("{SIM}", simulator.url) : value,
+      ]),
+    ),
   };
   const envFile = join(dir, "dev.env");
   writeFileSync(envFile, toEnvFile(vars), { mode: 0o600 });
