@@ -13,7 +13,8 @@
  *   a refused target drops them); each attempt first leases its row (in flight, due again only
  *   after the attempt's timeout and backoff); delivered (2xx) or given up (its last attempt, 72
  *   hours after the event, 410 Gone, no endpoint, a refused target), the row goes; else it is due
- *   again after the backoff (src/webhooks/delivery.ts). The alarm awaits its attempts, each bounded
+ *   again after the backoff (src/webhooks/delivery.ts). Given up is logged; no endpoint is not
+ *   (a tenant without one is the usual case). The alarm awaits its attempts, each bounded
  *   by `ATTEMPT_TIMEOUT_MS`, so the next alarm of the other parts waits at most that long;
  * - `onWake`: attempts an earlier instance left in flight (a restart or eviction cut them short)
  *   are due again at once, and an outbox with rows arms the alarm.
@@ -108,10 +109,14 @@ export class WebhookDeliveries implements SessionPart {
       this.deps.log("webhook endpoint unreadable", due[0]!.responseId, cause);
       return;
     }
-    const refusal =
-      target === null ? "no webhook endpoint" : targetRefusal(target.url, this.deps.privateTargets);
-    if (target === null || refusal !== null) {
-      for (const row of due) this.giveUp(row, refusal ?? "no webhook endpoint");
+    if (target === null) {
+      // The tenant has no endpoint (the usual case): nothing to deliver, nothing worth a log line.
+      for (const row of due) this.deps.outbox.settle(row.deliveryId);
+      return;
+    }
+    const refusal = targetRefusal(target.url, this.deps.privateTargets);
+    if (refusal !== null) {
+      for (const row of due) this.giveUp(row, refusal);
       return;
     }
     const endpoint = target;

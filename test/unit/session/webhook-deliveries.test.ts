@@ -2,8 +2,8 @@
  * The webhook deliveries of a session (src/session/webhook-deliveries.ts) over an in-memory outbox
  * and a stubbed `fetch`: only an ended background response makes an event; the wake makes an
  * attempt an earlier instance left in flight due at once and arms the alarm; an endpoint that
- * cannot be read is retried, not dropped; no endpoint, a refused target, 410 and the last attempt
- * drop the event (logged); the deadline is the outbox's earliest due attempt.
+ * cannot be read is retried, not dropped; a refused target, 410 and the last attempt drop the
+ * event (logged), no endpoint drops it silently; the deadline is the outbox's earliest due attempt.
  */
 import { describe, expect, it } from "vitest";
 import { WebhookDeliveries } from "../../../src/session/webhook-deliveries.ts";
@@ -132,9 +132,17 @@ describe("WebhookDeliveries", () => {
     expect(logs[0]).toMatch(/unreadable/);
   });
 
-  it("drops the event (logged) with no endpoint, a refused target or a 410", async () => {
+  it("drops the event without a word when the tenant has no endpoint", async () => {
+    const { outbox, deliveries, logs, sent } = setup({ target: async () => null });
+    deliveries.ended(record(true), outcome);
+    await deliveries.onAlarm(run(1_000));
+    expect(outbox.rows.size).toBe(0);
+    expect(sent).toEqual([]);
+    expect(logs).toEqual([]);
+  });
+
+  it("drops the event (logged) for a refused target or a 410", async () => {
     for (const [options, why] of [
-      [{ target: async () => null }, /no webhook endpoint/],
       [{ target: async () => ({ url: "https://127.0.0.1/in", secret: newSigningSecret() }) }, /Private/],
       [{ status: 410 }, /410 Gone/],
     ] as const) {
