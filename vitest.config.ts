@@ -272,6 +272,10 @@ export default defineConfig({
                   KEEPALIVE_MS: "1000",
                   // Deltagate's own compaction items (src/compaction/): a test key.
                   COMPACTION_KEY: "dg-test-compaction-key",
+                  // Webhooks (docs/webhooks.md): the test receiver is the one loopback target
+                  // allowed; retries 50 ms apart at first (production: 5 s), so a test sees several.
+                  WEBHOOK_ALLOW_PRIVATE_TARGETS: inject<string>("webhookReceiverUrl"),
+                  WEBHOOK_RETRY_BASE_MS: "50",
                 },
               },
             };

@@ -12,6 +12,8 @@ import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
 import { parseRoutes, type UpstreamApi, type UpstreamRoute } from "../upstream/routes.ts";
+import type { RetryPolicy } from "../webhooks/delivery.ts";
+import type { PrivateTargets } from "../webhooks/webhook-target.ts";
 import type { Env } from "./env.ts";
 import { derivedSecret } from "./root-secret.ts";
 import {
@@ -98,6 +100,13 @@ export interface Config {
   };
   /** Origins allowed cross-origin (`CORS_ALLOWED_ORIGINS`): `*` or exact origins. */
   corsOrigins: "*" | ReadonlySet<string>;
+  /** Webhook delivery (docs/webhooks.md). */
+  webhooks: {
+    /** Private or loopback targets allowed (`WEBHOOK_ALLOW_PRIVATE_TARGETS`; default none). */
+    privateTargets: PrivateTargets;
+    /** The backoff and the attempts at most (`WEBHOOK_RETRY_BASE_MS`, `WEBHOOK_MAX_ATTEMPTS`). */
+    retry: RetryPolicy;
+  };
 }
 
 /**
@@ -247,6 +256,10 @@ export function parseConfig(env: Env): Config {
       demoTenant,
     },
     corsOrigins: settings.CORS_ALLOWED_ORIGINS,
+    webhooks: {
+      privateTargets: settings.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxAttempts: settings.WEBHOOK_MAX_ATTEMPTS },
+    },
   };
   cache.set(env, config);
   return config;

@@ -21,8 +21,10 @@
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference
  *      (pre-warmed upstream unless it repeats a chain the session holds);
  *   5. `stream`: the turn is accepted — store the response (in progress, with its input), emit
- *      `response.created` / `response.in_progress` at once, then open the upstream (retries and
- *      fallback stay invisible) and emit its re-keyed events (turn-stream.ts); a failure of the
+ *      `response.created` / `response.in_progress` at once (a background response: stored
+ *      `queued`, `response.created` and `response.queued`, then started: docs/background.md),
+ *      then open the upstream (retries and fallback stay invisible) and emit its re-keyed
+ *      events (turn-stream.ts); a failure of the
  *      upstream from here on, before its first event or after, ends in `response.failed`;
  *   6. commit: output + terminal status + the rest of the event log in one transaction, then the
  *      terminal event (turn-emitter.ts), so a client never sees a completion that is not stored.
@@ -366,12 +368,14 @@ export class TurnEngine {
     // latest compaction output on (it replaces what came before it: compaction-items.ts).
     const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
     const storeFlag = request.store ?? true;
+    const background = request.background === true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
       parentId: parent?.id ?? null,
       connId: storeFlag ? null : scope.connId,
       store: storeFlag,
-      status: "in_progress",
+      // A background response is announced queued, then starts (`stream`).
+      status: background ? "queued" : "in_progress",
       model: request.model,
       settings: storedSettings(request),
       usage: null,
@@ -383,6 +387,7 @@ export class TurnEngine {
       // A resend chained on a warm-up continues the matched chain; it shows the warm-up's id.
       ...(plan.matched > 0 && plan.named ? { namedParentId: plan.named.id } : {}),
       chain: plan.chain,
+      ...(background ? { background: true } : {}),
     };
     const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
@@ -471,12 +476,19 @@ export class TurnEngine {
     // a Durable Object's output gate holds every message sent after a write until the write is
     // durable, and connection-scoped state need not be (turn-emitter.ts).
     if (record.store) this.createRecord(turn, scope);
-    const live = this.deps.live.begin(record.id, sink, record.store);
+    // A background response outlives every client: no grace period cancels it for want of one.
+    const live = this.deps.live.begin(record.id, sink, record.store && !record.background);
     const keepaliveMs = scope.keepalive !== false ? this.deps.keepaliveMs : 0;
     const emitter = new TurnEmitter(live, this.deps.store, record, keepaliveMs);
     try {
       emitter.emit("response.created", { response: responseObject(record, []) });
-      emitter.emit("response.in_progress", { response: responseObject(record, []) });
+      if (record.background) {
+        // Announced queued (OpenAI's `response.queued`), then started at once: no queue holds it.
+        emitter.emit("response.queued", { response: responseObject(record, []) });
+        this.deps.store.start(record.id);
+      }
+      const started: ResponseRecord = { ...record, status: "in_progress" };
+      emitter.emit("response.in_progress", { response: responseObject(started, []) });
       if (record.store) emitter.flush();
       else this.createRecord(turn, scope);
       const result = await streamTurn(
@@ -524,15 +536,11 @@ function withChain(turn: Turn, outcome: ResponseOutcome): ResponseOutcome {
   return { ...outcome, chain: { hash, items: start.items + outcome.output.length, resendKey: key } };
 }
 
-/** Rejects request features Deltagate does not serve. */
+/**
+ * Rejects request features Deltagate does not serve. (`background` is the transports': HTTP serves
+ * it, src/session/http-transport.ts; WebSocket mode refuses it, src/session/ws-transport.ts.)
+ */
 function rejectUnsupported(request: CreateRequest): void {
-  if (request.background) {
-    throw invalidRequest(
-      "background mode is not supported over this transport.",
-      "background",
-      "unsupported_parameter",
-    );
-  }
   if (request.conversation !== undefined && request.conversation !== null) {
     throw invalidRequest(
       "The Conversations API is not supported by Deltagate; use previous_response_id.",

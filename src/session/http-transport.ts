@@ -8,8 +8,11 @@
  *   the stream's `response.failed`); otherwise the terminal Response JSON, or for a response that
  *   did not complete the error with the upstream's status (a failure before its first event) or
  *   500;
+ * - create with `background: true` (and no `stream`): the Response object (`queued`) as soon as
+ *   the turn is accepted, the turn running on with no client (docs/background.md);
  * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
- *   delete, input items (cursor paging), cancel.
+ *   delete, input items (cursor paging), cancel (every running store:true response; a cancelled
+ *   background one answers its final object again).
  * Invariant: what the one visibility rule lets an HTTP caller `read` (visibility.ts: store:true
  * responses within retention) is visible; everything else is `Response with id '…' not found.`
  * (404).
@@ -143,6 +146,7 @@ export class HttpTransport {
     timer.lap("parse");
     const timed = wantsTiming(options.timing);
     if (request.stream) return this.createStreaming(request, scope, cleanup, timer, timed);
+    if (request.background) return this.createInBackground(request, scope, cleanup, timer);
 
     let terminal: ServerEvent | null = null;
     let result: TurnResult;
@@ -248,6 +252,40 @@ export class HttpTransport {
     return sse.response(timed ? { "server-timing": serverTiming(timer.stages()) } : {});
   }
 
+  /**
+   * `POST /v1/responses` with `background: true` and no `stream`: answers the Response object as
+   * soon as the turn is accepted (`status: "queued"`, the object of `response.created`); the turn
+   * runs on in this Durable Object with no client attached (docs/background.md). A request
+   * Deltagate rejects before accepting it is still a plain HTTP error with its status.
+   */
+  private async createInBackground(
+    request: CreateRequest,
+    scope: TurnScope,
+    cleanup: () => void,
+    timer: TurnTimer,
+  ): Promise<Response> {
+    let announce!: (event: ServerEvent) => void;
+    const created = new Promise<ServerEvent>((resolve) => {
+      announce = resolve;
+    });
+    // The creator's sink hears the turn's events: only its announcement is answered.
+    const sink: EventSink = {
+      send: (event) => {
+        if (event.type === "response.created") announce(event);
+      },
+    };
+    const run = this.deps.engine.run(request, scope, sink, NEVER_ABORTED, timer).finally(cleanup);
+    this.deps.track(
+      run.then(
+        ({ responseId }) => this.log(request, timer, responseId, null),
+        (error: unknown) => this.log(request, timer, null, error),
+      ),
+    );
+    const first = await Promise.race([created, run]);
+    if (!("type" in first)) throw internalError(); // the turn ended without being announced
+    return Response.json(first.response);
+  }
+
   /** `GET /v1/responses/{id}`: the Response object, or its event stream (resumable). */
   retrieve(id: string, options: RetrieveOptions): Response {
     const record = this.visible(id);
@@ -295,10 +333,18 @@ export class HttpTransport {
     });
   }
 
-  /** `POST /v1/responses/{id}/cancel`: ends a running response; answers its final object. */
+  /**
+   * `POST /v1/responses/{id}/cancel`: ends a running response; answers its final object. A
+   * background response cancelled already answers its final object again ("Cancelling twice is
+   * idempotent", https://developers.openai.com/api/docs/guides/background). Foreground store:true
+   * responses stay cancellable too (a Deltagate extension: OpenAI cancels only background ones).
+   */
   async cancel(id: string): Promise<Response> {
-    this.visible(id);
+    const current = this.visible(id);
     const live = this.deps.live.get(id);
+    if (!live && current.background && current.status === "cancelled") {
+      return Response.json(responseObject(current, this.deps.store.items(id, "output")));
+    }
     if (!live) {
       throw invalidRequest(
         `Response with id '${id}' is not in progress and cannot be cancelled.`,

@@ -14,6 +14,8 @@
  * - an admitted create that never runs (its socket closed first) gives back what it reserved, and
  *   so does a turn that ends without its usage booked (admission.ts `release`);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
+ * - `response.create` with `background` is refused (400 `unsupported_parameter`, before the lanes
+ *   and the admission: WebSocket mode does not use it, src/protocol/background.ts);
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
  * - on a socket opened with a client secret, a `response.create` outside its binding (another
  *   session's `previous_response_id`, a model or size it does not allow, no turn left) gets an
@@ -25,6 +27,7 @@ import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
+import { backgroundOverWebSocket } from "../protocol/background.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -241,6 +244,11 @@ export class WebSocketTransport {
     timer: TurnTimer,
   ): void {
     const streamId = request.stream_id;
+    if (request.background) {
+      // WebSocket mode does not use `background` (src/protocol/background.ts): nothing is counted.
+      this.sendError(conn, backgroundOverWebSocket(), streamId);
+      return;
+    }
     // Room on the connection first (nothing counted for a create it cannot queue), then the one
     // admission: the secret's binding and turns, the tenant's models and limits.
     const full = conn.lanes.admit(streamId, bytes);

@@ -1,7 +1,7 @@
 /**
  * The SQLite storage of one tenant Durable Object: the tenant row, its API keys (hashes only),
- * the usage ledger, per-minute turn counts, sessions' admission leases and socket leases. Owns
- * every query of that schema
+ * the usage ledger, per-minute turn counts, sessions' admission leases, socket leases and its
+ * webhook endpoint (the secret sealed). Owns every query of that schema
  * (migrations/tenant/) and the exactly-once rule of usage batches.
  * Invariants: a key is found by its SHA-256 only; a batch of a session's usage outbox is applied
  * at most once (`usage_sources.last_seq`), in one transaction with its ledger rows.
@@ -9,6 +9,7 @@
  */
 import v1 from "../../migrations/tenant/0001_tenant.sql";
 import v2 from "../../migrations/tenant/0002_leases.sql";
+import v3 from "../../migrations/tenant/0003_webhook.sql";
 import {
   fullLimits,
   type TenantLimits,
@@ -17,7 +18,7 @@ import {
   tenantSettingsSchema,
 } from "./tenant.ts";
 
-const MIGRATIONS = [v1, v2];
+const MIGRATIONS = [v1, v2, v3];
 
 /** One finished turn, as a session's outbox reports it (usage-outbox.ts). */
 export interface UsageEntry {
@@ -139,6 +140,31 @@ export class TenantStore {
     if (change.settings) this.sql.exec("UPDATE tenant SET settings = ?", JSON.stringify(change.settings));
     if (change.sealed !== undefined)
       this.sql.exec("UPDATE tenant SET upstream_key_sealed = ?", change.sealed);
+  }
+
+  /** The webhook endpoint: its URL, sealed secret and when it was set (ms), or null. */
+  webhook(): { url: string; secretSealed: string; createdAt: number } | null {
+    const row = this.sql
+      .exec<{ url: string; secret_sealed: string; created_at: number }>(
+        "SELECT url, secret_sealed, created_at FROM webhook",
+      )
+      .toArray()[0];
+    return row ? { url: row.url, secretSealed: row.secret_sealed, createdAt: row.created_at } : null;
+  }
+
+  /** Sets (or replaces) the webhook endpoint. */
+  setWebhook(url: string, secretSealed: string, now: number): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO webhook (one, url, secret_sealed, created_at) VALUES (1, ?, ?, ?)",
+      url,
+      secretSealed,
+      now,
+    );
+  }
+
+  /** Removes the webhook endpoint; false when there was none. */
+  removeWebhook(): boolean {
+    return this.sql.exec("DELETE FROM webhook").rowsWritten > 0;
   }
 
   /** Stores a new key (its hash and prefix). */
