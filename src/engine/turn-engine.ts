@@ -40,7 +40,7 @@ import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
-import { TurnTimer } from "../pipeline/turn-timer.ts";
+import { type TurnFacts, TurnTimer } from "../pipeline/turn-timer.ts";
 import { type CreateRequest, normalizeInput } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
@@ -489,7 +489,8 @@ export class TurnEngine {
       );
       const outcome = result ? withChain(turn, result.outcome) : null;
       if (outcome) timer.measure("commit", () => emitter.complete(outcome));
-      this.deps.finished?.(scope, record, outcome);
+      const booked = this.deps.finished?.(scope, record, outcome);
+      if (booked) timer.note(booked);
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {

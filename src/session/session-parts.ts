@@ -145,8 +145,9 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     // The usage ledger: a turn's start is opened in its first commit, its end booked in its last.
     started: (scope, record) => tenancy.started(record.id, record.model, scope.keyId ?? ENV_KEY_ID),
     finished: (scope, record, outcome) => {
-      tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
+      const booked = tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
       ctx.waitUntil(hooks.scheduleAlarm()); // the outbox's flush deadline
+      return booked;
     },
   });
   const shared = {
