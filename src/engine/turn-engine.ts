@@ -130,8 +130,10 @@ export interface TurnEngineDeps {
    * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
    * when its store:false owner went away), synchronously after its terminal state was written, so
    * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
+   * @returns facts of the turn as the ledger booked them (its tokens and cost), which the turn's
+   *   timer reports (src/pipeline/turn-timing.ts): the log line says what the ledger says.
    */
-  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void;
+  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): TurnFacts | undefined;
   /** Transparent deltas on (src/resend/): a full resend continues the chain it matches. Default true. */
   resends?: boolean;
 }
