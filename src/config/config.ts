@@ -8,6 +8,7 @@
  * env strings.
  */
 
+import type { PriceTable } from "../context/turn-cost.ts";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
@@ -41,6 +42,8 @@ export interface Config {
   upstreamIdleMs: number;
   /** Quiet ms after which a warm upstream WebSocket is closed even with a client open (default 300,000). */
   upstreamKeepWarmMs: number;
+  /** Prices per model (`PRICES`, src/context/turn-cost.ts): each metered call's cost; empty: none. */
+  prices: PriceTable;
   /** Model ids advertised by `GET /v1/models`. */
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
@@ -236,6 +239,7 @@ export function parseConfig(env: Env): Config {
     upstreamIdleMs: settings.UPSTREAM_IDLE_MS,
     upstreamKeepWarmMs: settings.UPSTREAM_KEEP_WARM_MS,
     models: settings.MODELS,
+    prices: settings.PRICES,
     maxConnectionMs: settings.WS_MAX_CONNECTION_MS,
     retentionMs: settings.RESPONSE_RETENTION_DAYS * 24 * 60 * 60 * 1000,
     abandonGraceMs: settings.ABANDONED_RESPONSE_GRACE_MS,

@@ -13,6 +13,7 @@
  */
 import { z } from "zod";
 import { isClientSecret } from "../auth/client-secret.ts";
+import { NO_PRICES, type PriceTable, parsePrices } from "../context/turn-cost.ts";
 import { parsePolicySetting, parseRulesSetting, parseTenantPolicies } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
@@ -183,6 +184,15 @@ export const SETTINGS = {
     description:
       "ids listed by `GET /v1/models` (wrangler.toml sets `gpt-5.1,gpt-5.1-mini`; `npm start`: `deltagate-sim`)",
   }),
+  PRICES: json(
+    {
+      description:
+        'USD per million tokens by model, `{"model": {"input", "cached_input", "cache_write", "output"}}`: each call\'s cost ([Cache tokens and cost](tenancy.md#cache-tokens-and-cost))',
+      defaultText: "none: no cost",
+    },
+    parsePrices,
+    NO_PRICES as PriceTable,
+  ),
   WS_MAX_CONNECTION_MS: integer("WebSocket connection lifetime (OpenAI's: 60 minutes)", {
     default: DEFAULT_MAX_CONNECTION_MS,
     min: 1,

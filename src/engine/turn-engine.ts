@@ -42,7 +42,7 @@ import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
-import { TurnTimer } from "../pipeline/turn-timer.ts";
+import { type TurnFacts, TurnTimer } from "../pipeline/turn-timer.ts";
 import { type CreateRequest, normalizeInput } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
@@ -132,8 +132,10 @@ export interface TurnEngineDeps {
    * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
    * when its store:false owner went away), synchronously after its terminal state was written, so
    * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
+   * @returns facts of the turn as the ledger booked them (its tokens and cost), which the turn's
+   *   timer reports (src/pipeline/turn-timing.ts): the log line says what the ledger says.
    */
-  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void;
+  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): TurnFacts | undefined;
   /** Transparent deltas on (src/resend/): a full resend continues the chain it matches. Default true. */
   resends?: boolean;
 }
@@ -501,7 +503,8 @@ export class TurnEngine {
       );
       const outcome = result ? withChain(turn, result.outcome) : null;
       if (outcome) timer.measure("commit", () => emitter.complete(outcome));
-      this.deps.finished?.(scope, record, outcome);
+      const booked = this.deps.finished?.(scope, record, outcome);
+      if (booked) timer.note(booked);
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {

@@ -50,6 +50,17 @@ export interface TurnFacts {
   upstream_input_items?: number;
   /** UTF-8 bytes of the last request body or frame sent upstream. */
   upstream_request_bytes?: number;
+  /**
+   * The turn's usage as the ledger booked it (src/context/turn-cost.ts): input tokens (cached and
+   * cache-write ones included), those read from and written to the provider's prompt cache, output
+   * tokens (reasoning included).
+   */
+  input_tokens?: number;
+  cached_tokens?: number;
+  cache_write_tokens?: number;
+  output_tokens?: number;
+  /** Its cost in USD (`PRICES`); null when its model has no price. */
+  cost_usd?: number | null;
 }
 
 /** The stopwatch of one turn. */

@@ -161,9 +161,10 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     // The usage ledger: a turn's start is opened in its first commit, its end booked in its last.
     started: (scope, record) => tenancy.started(record.id, record.model, scope.keyId ?? ENV_KEY_ID),
     finished: (scope, record, outcome) => {
-      tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
+      const booked = tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
       webhooks.ended(record, outcome); // a background response's event, in the same commit
       ctx.waitUntil(hooks.scheduleAlarm()); // the outboxes' deadlines
+      return booked;
     },
   });
   const shared = {

@@ -26,7 +26,8 @@ import { presentedKey } from "./presented-key.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";
 import { tenantLimitsSchema, tenantSettingsSchema } from "./tenant.ts";
 import type { TenantDurableObject } from "./tenant-do.ts";
-import { sinceDay, usageBuckets } from "./usage-report.ts";
+import type { UsageRow } from "./tenant-store.ts";
+import { sinceDay, usageBuckets, usageTotal } from "./usage-report.ts";
 
 type AdminEnv = { Bindings: TenancyEnv };
 
@@ -230,12 +231,14 @@ export function adminApi(): Hono<AdminEnv> {
     const only = c.req.query("tenant");
     const ids = only ? [only] : await tenantIds(c.env);
     const data = [];
+    const all: UsageRow[] = [];
     for (const id of ids) {
       if (!TENANT_ID.test(id)) throw notFound(`Tenant '${id}'`);
       const rows = await tenants(c.env).getByName(id).usage(since);
+      all.push(...rows);
       for (const bucket of usageBuckets(rows)) data.push({ tenant: id, ...bucket });
     }
-    return c.json({ object: "list", since, data });
+    return c.json({ object: "list", since, data, total: usageTotal(all) });
   });
   return admin;
 }
@@ -248,5 +251,11 @@ export async function tenantUsage(
 ): Promise<Response> {
   const from = sinceDay(since, Date.now());
   const rows = env.TENANTS ? await env.TENANTS.getByName(tenant).usage(from) : [];
-  return Response.json({ object: "list", tenant, since: from, data: usageBuckets(rows) });
+  return Response.json({
+    object: "list",
+    tenant,
+    since: from,
+    data: usageBuckets(rows),
+    total: usageTotal(rows),
+  });
 }

@@ -25,7 +25,10 @@
  *   response (502 naming it).
  * Usage (`usageMetadata`, the last chunk's): `input_tokens` = `promptTokenCount` (cached content
  * included) + `toolUsePromptTokenCount`, `input_tokens_details.cached_tokens` =
- * `cachedContentTokenCount` (implicit caching), `output_tokens` = `candidatesTokenCount` +
+ * `cachedContentTokenCount` (implicit caching), `input_tokens_details.cache_write_tokens` = 0
+ * (Gemini reports none: implicit caching bills no write, explicit caches bill storage by the hour,
+ * https://ai.google.dev/gemini-api/docs/caching; the `openai` SDK's `ResponseUsage` requires the
+ * field), `output_tokens` = `candidatesTokenCount` +
  * `thoughtsTokenCount`, `output_tokens_details.reasoning_tokens` = `thoughtsTokenCount`.
  * Invariants: as the other synthesizers' (items opened in `output_index` order, each closed with
  * `output_item.done` before the next opens, contiguous `sequence_number`s); ids are the adapter's
@@ -79,7 +82,7 @@ export function toResponsesUsage(usage: GeminiUsage): JsonObject {
   const output = (usage.candidatesTokenCount ?? 0) + thoughts;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage.cachedContentTokenCount ?? 0 },
+    input_tokens_details: { cached_tokens: usage.cachedContentTokenCount ?? 0, cache_write_tokens: 0 },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: thoughts },
     total_tokens: input + output,
