@@ -10,12 +10,14 @@
  * who sees a response gets the same `VisibilitySettings` (visibility.ts).
  */
 
+import * as workers from "cloudflare:workers";
 import { type Config, parseConfig } from "../config/config.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
+import { tracerOf } from "../pipeline/turn-trace.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
@@ -39,6 +41,12 @@ import type { WarmDeps } from "./warm-on-connect.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The runtime's tracer (`tracing` of `cloudflare:workers`), detected once per isolate: null on a
+ * runtime without it, and then a turn's tracing costs one null check (src/pipeline/turn-trace.ts).
+ */
+const TRACER = tracerOf(workers);
 
 /** The modules of one session Durable Object. */
 export interface SessionParts {
@@ -156,6 +164,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     visibility,
     now: Date.now,
     turnLog: config.turnLog,
+    tracer: TRACER,
   };
   const admission = new Admission({
     sql: ctx.storage.sql,
@@ -180,7 +189,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
         keyId: conn.attachment.keyId,
       }),
   });
-  const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const http = new HttpTransport({ ...shared, objectId, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
     keys: config.compactionKeys.then((secrets) => ({ secrets })),
