@@ -108,7 +108,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
 
   /**
    * RPC, `POST /v1/responses/compact` (validated by the Worker): admitted as a turn
-   * (admission.ts), then compacts a context (compact-endpoints.ts).
+   * (admission.ts), then compacts a context (src/engine/compact-endpoints.ts).
    */
   compactResponse(tenant: string, request: CompactRequest, options: UnaryOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;

@@ -13,6 +13,7 @@
 import * as workers from "cloudflare:workers";
 import { type Config, parseConfig } from "../config/config.ts";
 import { ContextWindow } from "../context/context-window.ts";
+import { CompactEndpoints } from "../engine/compact-endpoints.ts";
 import { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
@@ -27,12 +28,12 @@ import { ENV_KEY_ID } from "../tenancy/tenant.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { Admission } from "./admission.ts";
-import { CompactEndpoints } from "./compact-endpoints.ts";
 import { compactionServices } from "./compaction-services.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
 import { SessionLifecycle } from "./lifecycle.ts";
+import { newScopeId } from "./scope.ts";
 import { ScopeLifecycle } from "./scope-lifecycle.ts";
 import { socketLifetime } from "./socket-lifetime.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
@@ -61,7 +62,7 @@ export interface SessionParts {
   live: LiveRegistry;
   ws: WebSocketTransport;
   http: HttpTransport;
-  /** `/v1/responses/compact` and `/v1/responses/input_tokens` (compact-endpoints.ts). */
+  /** `/v1/responses/compact` and `/v1/responses/input_tokens` (src/engine/compact-endpoints.ts). */
   compaction: CompactEndpoints;
   transfer: ResponseTransfer;
   /** What warm-on-connect needs (warm-on-connect.ts). */
@@ -202,6 +203,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     meter: tenancy,
     turnUpstream: (turn) => pipeline.upstreamFor(turn),
     ownerId: objectId,
+    newScopeId: () => newScopeId("http"),
     now: Date.now,
   });
   const warm = { ctx, router, lastModel: () => store.lastModel(), models: config.models };

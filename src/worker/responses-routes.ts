@@ -300,7 +300,7 @@ function admissionOptions(c: Context<AppEnv>, bytes: number) {
   return { ...(binding ? { binding } : {}), tenancy: { tenant: c.get("principal").account, bytes } };
 }
 
-/** `POST /v1/responses/compact`: compacts a context (src/session/compact-endpoints.ts). */
+/** `POST /v1/responses/compact`: compacts a context (src/engine/compact-endpoints.ts). */
 export async function compactResponse(c: Context<AppEnv>): Promise<Response> {
   const { body, bytes } = await unaryBody(c.req.raw, compactRequest);
   return contextStub(c, body).compactResponse(c.get("tenant"), body, admissionOptions(c, bytes));

@@ -1,5 +1,5 @@
 /**
- * `POST /v1/responses/input_tokens` (issue #17 item 4; src/session/compact-endpoints.ts): the
+ * `POST /v1/responses/input_tokens` (issue #17 item 4; src/engine/compact-endpoints.ts): the
  * `openai` SDK's `responses.inputTokens.count()`, forwarded to an upstream that counts (the
  * simulator, `sim-cmp-up*` routes) or counted by Deltagate with its tokenizer, and in both cases
  * the count a turn reports for the same input.

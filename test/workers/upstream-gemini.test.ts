@@ -299,7 +299,12 @@ describe("Gemini upstream", () => {
     ws.send({ type: "response.create", model: MODEL, input: "hi", tools: [{ type: "web_search" }] });
     const frames = await ws.turn(0);
     expect(frames).toHaveLength(1);
-    expect(frames[0]).toMatchObject({ type: "error", status: 400, error: { param: "tools[0]" } });
+    // Refused as every function-tools-only route refuses it (src/upstream/route-capabilities.ts).
+    expect(frames[0]).toMatchObject({
+      type: "error",
+      status: 400,
+      error: { code: "unsupported_value", param: "tools[0].type" },
+    });
     ws.close();
   });
 

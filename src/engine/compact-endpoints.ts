@@ -15,7 +15,7 @@
  *   context's items — the same count a turn's usage falls back to (src/context/usage.ts).
  * Nothing is stored by either. The context is resolved exactly as a turn's (`previous_response_id`
  * visible over HTTP: store:true only). Both are admitted first by the session's one admission
- * (admission.ts: compact as a turn, input_tokens as a count); every call either makes to an
+ * (src/session/admission.ts: compact as a turn, input_tokens as a count); every call either makes to an
  * upstream leaves through the session's router (src/upstream/router.ts: the tenant's own key, the
  * route's model rewrite) and is metered to the key that made it (`UsageMeter`: opened before the
  * first upstream call, booked once with how it ended — a restart's included — settling what the
@@ -32,9 +32,6 @@ import { COMPACTION_PROMPT, summarize, summaryInput } from "../compaction/summar
 import { EMPTY_CONTEXT, turnContext } from "../context/counted-context.ts";
 import { itemTokens, SettingsTokenMemo } from "../context/item-tokens.ts";
 import { loadTokenizer } from "../context/tokenizer.ts";
-import { ZERO_USAGE } from "../engine/response-object.ts";
-import type { TurnEngine, TurnReservation } from "../engine/turn-engine.ts";
-import { inputItems } from "../engine/turn-input.ts";
 import { compactionUnavailable } from "../pipeline/compaction-stage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
@@ -47,8 +44,9 @@ import { toUpstreamItems } from "../upstream/item-conversion.ts";
 import type { UpstreamRoute } from "../upstream/routes.ts";
 import { type Upstream, UpstreamError } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
-import type { Admitted } from "./admission.ts";
-import { newScopeId } from "./scope.ts";
+import { ZERO_USAGE } from "./response-object.ts";
+import type { TurnEngine, TurnReservation } from "./turn-engine.ts";
+import { inputItems } from "./turn-input.ts";
 
 /** The usage ledger's side of a metered call (src/tenancy/session-tenancy.ts). */
 export interface UsageMeter {
@@ -68,6 +66,17 @@ export interface UsageMeter {
   ): void;
 }
 
+/**
+ * What the session's one admission answered for the call (src/session/admission.ts `Admitted`):
+ * the key that made it and what it reserved of `tokens_per_day`.
+ */
+export interface AdmittedCall {
+  keyId: string;
+  reservation: TurnReservation | null;
+  /** Gives the reservation back (a booked call's usage already settled it). */
+  release(): void;
+}
+
 /** Collaborators of the endpoints. */
 export interface CompactEndpointsDeps {
   engine: TurnEngine;
@@ -85,6 +94,8 @@ export interface CompactEndpointsDeps {
   turnUpstream(turn: PreparedTurn): Promise<Upstream>;
   /** Hex id of the Durable Object (response ids, the default `prompt_cache_key`). */
   ownerId: string;
+  /** A new HTTP scope id, under which the context is resolved as a turn's (src/session/scope.ts). */
+  newScopeId(): string;
   now(): number;
 }
 
@@ -121,7 +132,7 @@ export class CompactEndpoints {
     input: CompactRequest["input"],
     tenant: string,
   ): Promise<{ items: StoredItem[]; inputStart: number }> {
-    const scope = { connId: newScopeId("http"), tenant };
+    const scope = { connId: this.deps.newScopeId(), tenant };
     // Item references become the items they name, as for a turn (src/resend/item-references.ts).
     const own = this.deps.engine.resolveReferences(
       splitTrigger(inputItems({ input: input ?? [] })).items,
@@ -173,7 +184,7 @@ export class CompactEndpoints {
    * @param admitted its admission: the key that made it (the usage ledger's key) and what it
    *   reserved, settled by its usage or, when it ends before reaching an upstream, given back.
    */
-  async compact(request: CompactRequest, tenant: string, admitted: Admitted): Promise<Response> {
+  async compact(request: CompactRequest, tenant: string, admitted: AdmittedCall): Promise<Response> {
     try {
       return await this.compactAdmitted(request, tenant, admitted);
     } finally {
@@ -184,7 +195,7 @@ export class CompactEndpoints {
   private async compactAdmitted(
     request: CompactRequest,
     tenant: string,
-    admitted: Admitted,
+    admitted: AdmittedCall,
   ): Promise<Response> {
     const { keyId, reservation } = admitted;
     const route = this.route(request.model);
