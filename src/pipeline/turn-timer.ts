@@ -61,6 +61,8 @@ export type SpanStage = "admission" | "context" | "safety" | "upstream_first_eve
 export interface TurnSpans {
   /** Opens the span of `stage`; the caller ends it where the stage ends. */
   start(stage: SpanStage): { end(): void };
+  /** The model the turn's admission settled on (an alias resolved). */
+  admitted(model: string): void;
   /** The response the turn produced (id, status, usage), told at its commit. */
   response(id: string, status: string, usage: unknown): void;
   /** Ends the turn's span with its report; later calls change nothing. */

@@ -7,8 +7,10 @@
  * wrangler's `[observability.traces]` configuration (docs/observability.md "Tracing"). Owns the
  * span names and attributes of a turn:
  * - one span per turn, `chat {model}`, with the GenAI semantic conventions' attributes
- *   (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/): `gen_ai.operation.name`,
- *   `gen_ai.provider.name`, `gen_ai.request.model`, `gen_ai.request.stream`,
+ *   (https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/, now maintained in
+ *   https://github.com/open-telemetry/semantic-conventions-genai): `gen_ai.operation.name`,
+ *   `gen_ai.provider.name` (`genAiProvider`: the wire API of the model's first route),
+ *   `gen_ai.request.model`, `gen_ai.request.stream`,
  *   `gen_ai.conversation.id`, `gen_ai.response.id`, `gen_ai.usage.*`,
  *   `gen_ai.response.time_to_first_chunk` (seconds), `error.type`; and Deltagate's own
  *   (`deltagate.*`: session, transport, store, chained, resend matched items, what went upstream,
@@ -22,6 +24,7 @@
  * Caveat: in production the clock advances only across I/O, so a CPU-bound stage span (context,
  * commit) reads 0 ms there (https://developers.cloudflare.com/workers/observability/traces/known-limitations/).
  */
+import type { UpstreamApi } from "../upstream/routes.ts";
 import type { SpanStage, TimingReport, TurnFacts, TurnSpans, TurnTimer } from "./turn-timer.ts";
 
 /** What a turn uses of the runtime's `Span`. */
@@ -74,12 +77,27 @@ export function sampled(tracer: Tracer | null | undefined): tracer is Tracer {
   return tracer != null && tracer.getActiveSpan()?.isTraced === true;
 }
 
+/**
+ * `gen_ai.provider.name` for a route's wire API: the conventions' well-known value of the API's
+ * telemetry flavour (`anthropic`, `gcp.gemini`), and `openai` for the Responses and Chat
+ * Completions APIs, whoever serves them (the conventions' note: a provider reached through the
+ * OpenAI API may host another's models). Unknown (no route serves the model): `openai`.
+ */
+export function genAiProvider(api: UpstreamApi | null | undefined): string {
+  if (api === "anthropic-messages") return "anthropic";
+  if (api === "gemini") return "gcp.gemini";
+  return "openai";
+}
+
 /** What a turn's span says of its request, known when it starts. */
 export interface TracedTurn {
   transport: "websocket" | "http";
   /** The session (its Durable Object id). */
   session: string;
+  /** The model as the client named it (an alias before its admission resolves it). */
   model: string;
+  /** `gen_ai.provider.name` of a model (`genAiProvider` of its first route's API). */
+  provider(model: string): string;
   store: boolean;
   /** Whether the response streams to the client (always over WebSocket). */
   stream: boolean;
@@ -109,13 +127,15 @@ export function traceRefused(timer: TurnTimer, error: string): void {
 export class TurnTrace implements TurnSpans {
   private readonly tracer: Tracer;
   private readonly span: TraceSpan;
+  private readonly turn: TracedTurn;
   private finished = false;
 
   constructor(tracer: Tracer, span: TraceSpan, turn: TracedTurn) {
     this.tracer = tracer;
     this.span = span;
+    this.turn = turn;
     span.setAttribute("gen_ai.operation.name", "chat");
-    span.setAttribute("gen_ai.provider.name", "openai");
+    span.setAttribute("gen_ai.provider.name", turn.provider(turn.model));
     span.setAttribute("gen_ai.request.model", turn.model);
     span.setAttribute("gen_ai.request.stream", turn.stream);
     span.setAttribute("gen_ai.conversation.id", turn.session);
@@ -127,6 +147,16 @@ export class TurnTrace implements TurnSpans {
   /** Opens the span of `stage` (a child of the active span: the turn's); end it with `end()`. */
   start(stage: SpanStage): { end(): void } {
     return this.tracer.startSpan(STAGE_SPAN_NAMES[stage]);
+  }
+
+  /**
+   * The model its admission settled on: when an alias resolved to another model, that model
+   * (`deltagate.model`) and its provider.
+   */
+  admitted(model: string): void {
+    if (model === this.turn.model) return;
+    this.span.setAttribute("deltagate.model", model);
+    this.span.setAttribute("gen_ai.provider.name", this.turn.provider(model));
   }
 
   /** The response the turn produced and its usage (at its commit). */

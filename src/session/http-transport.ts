@@ -28,7 +28,7 @@ import {
   type TimingOptIn,
   wantsTiming,
 } from "../pipeline/turn-timing.ts";
-import { sampled, type Tracer, traceRefused, traceTurn } from "../pipeline/turn-trace.ts";
+import { genAiProvider, sampled, type Tracer, traceRefused, traceTurn } from "../pipeline/turn-trace.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
@@ -55,6 +55,8 @@ export interface HttpTransportDeps {
   tracer?: Tracer | null;
   /** The session Durable Object's id (hex), on a sampled turn's span. */
   objectId?: string;
+  /** A model's `gen_ai.provider.name` (turn-trace.ts `genAiProvider` of its route), on a sampled turn's span. */
+  providerOf?(model: string): string;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -134,6 +136,7 @@ export class HttpTransport {
       transport: "http",
       session: this.deps.objectId ?? "",
       model: request.model,
+      provider: (model: string) => this.deps.providerOf?.(model) ?? genAiProvider(null),
       store: request.store ?? true,
       stream: request.stream === true,
     } as const;
@@ -174,6 +177,7 @@ export class HttpTransport {
       throw verdict;
     }
     if (verdict.model !== null) request.model = verdict.model;
+    timer.trace?.admitted(request.model);
     return this.run(request, tenant, options, verdict, timer);
   }
 

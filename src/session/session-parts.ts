@@ -18,7 +18,7 @@ import { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
-import { tracerOf } from "../pipeline/turn-trace.ts";
+import { genAiProvider, tracerOf } from "../pipeline/turn-trace.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
@@ -166,6 +166,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     now: Date.now,
     turnLog: config.turnLog,
     tracer: TRACER,
+    providerOf: (model: string) => genAiProvider(router.routeFor(model)?.api),
   };
   const admission = new Admission({
     sql: ctx.storage.sql,

@@ -27,7 +27,7 @@ import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
-import { sampled, type Tracer, traceRefused, traceTurn } from "../pipeline/turn-trace.ts";
+import { genAiProvider, sampled, type Tracer, traceRefused, traceTurn } from "../pipeline/turn-trace.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -133,6 +133,8 @@ export interface WebSocketTransportDeps {
   ): AdmissionVerdict | Promise<AdmissionVerdict>;
   /** The runtime's tracer (src/pipeline/turn-trace.ts), null where it has none: a sampled turn's spans. */
   tracer?: Tracer | null;
+  /** A model's `gen_ai.provider.name` (turn-trace.ts `genAiProvider` of its route), on a sampled turn's span. */
+  providerOf?(model: string): string;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -148,10 +150,12 @@ export class WebSocketTransport {
   private readonly turnLog: boolean;
   private readonly admit: WebSocketTransportDeps["admit"];
   private readonly tracer: Tracer | null;
+  private readonly providerOf: (model: string) => string;
 
   constructor(deps: WebSocketTransportDeps) {
     this.admit = deps.admit;
     this.tracer = deps.tracer ?? null;
+    this.providerOf = deps.providerOf ?? (() => genAiProvider(null));
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -257,6 +261,7 @@ export class WebSocketTransport {
       transport: "websocket",
       session: this.objectId,
       model: request.model,
+      provider: this.providerOf,
       store: request.store ?? true,
       stream: true,
     } as const;
@@ -322,6 +327,7 @@ export class WebSocketTransport {
       return Promise.resolve();
     }
     if (admitted.model !== null) request.model = admitted.model;
+    timer.trace?.admitted(request.model);
     const streamId = request.stream_id;
     timer.lap("queue");
     const run = this.engine

@@ -68,6 +68,7 @@ describe("tracing in the local runtime", () => {
     expect(attributes).toMatchObject({
       "gen_ai.operation.name": "chat",
       "gen_ai.request.model": "deltagate-sim",
+      "gen_ai.provider.name": "openai", // its route speaks the Responses API
       "gen_ai.response.id": done.response.id,
       "gen_ai.usage.input_tokens": done.response.usage.input_tokens,
       "deltagate.transport": "websocket",
@@ -84,7 +85,7 @@ describe("tracing in the local runtime", () => {
     }
   });
 
-  it("a sampled HTTP turn through the real session: admission, stages and usage on its span", async () => {
+  it("a sampled HTTP turn through the real session (an Anthropic route): admission, stages, provider and usage", async () => {
     const session = uniqueSession("trace-http");
     const headers = {
       authorization: `Bearer ${KEY_A}`,
@@ -95,7 +96,7 @@ describe("tracing in the local runtime", () => {
       workerFetch("/v1/responses", {
         method: "POST",
         headers,
-        body: JSON.stringify({ model: "deltagate-sim", input: "hi [sim:tokens=4]" }),
+        body: JSON.stringify({ model: "sim-claude", input: "hi" }),
       });
     expect((await post()).status).toBe(200); // the session exists (and claimed its tenant)
     const recording = recordingTracer(true);
@@ -105,19 +106,20 @@ describe("tracing in the local runtime", () => {
     });
     const response = await post();
     const body = (await response.json()) as { id: string; usage: { input_tokens: number } };
-    const turn = recording.named("chat deltagate-sim");
+    const turn = recording.named("chat sim-claude");
     expect(turn?.ends).toBe(1); // a non-streaming turn's span ends before its answer
     expect(recording.spans.map((span) => `${span.name} ${span.ends}`).sort()).toEqual([
-      "chat deltagate-sim 1",
+      "chat sim-claude 1",
       "deltagate.admission 1",
       "deltagate.commit 1",
       "deltagate.context 1",
       "deltagate.safety 1",
       "deltagate.upstream_first_event 1",
     ]);
-    expect(recording.named("deltagate.admission")?.parent).toBe("chat deltagate-sim");
+    expect(recording.named("deltagate.admission")?.parent).toBe("chat sim-claude");
     expect(turn?.attributes).toMatchObject({
-      "gen_ai.request.model": "deltagate-sim",
+      "gen_ai.request.model": "sim-claude",
+      "gen_ai.provider.name": "anthropic",
       "gen_ai.request.stream": false,
       "gen_ai.response.id": body.id,
       "gen_ai.usage.input_tokens": body.usage.input_tokens,

@@ -19,6 +19,7 @@ import { TurnEngine as Engine } from "../../../src/engine/turn-engine.ts";
 import { timingStage } from "../../../src/pipeline/timing-stage.ts";
 import { TurnTimer } from "../../../src/pipeline/turn-timer.ts";
 import {
+  genAiProvider,
   sampled,
   type Tracer,
   type TurnTrace,
@@ -42,6 +43,8 @@ const TURN = {
   transport: "websocket",
   session: "ab".repeat(32),
   model: "gpt-5.1",
+  provider: (model: string) =>
+    genAiProvider(model.startsWith("claude") ? "anthropic-messages" : "responses-ws"),
   store: false,
   stream: true,
 } as const;
@@ -56,6 +59,16 @@ describe("tracerOf", () => {
   it("is the module's tracing when it has them", () => {
     const { tracer } = recordingTracer(true);
     expect(tracerOf({ tracing: tracer })).toBe(tracer);
+  });
+});
+
+describe("genAiProvider", () => {
+  it("is the conventions' value of a route's wire API, openai for the OpenAI APIs and no route", () => {
+    expect(genAiProvider("anthropic-messages")).toBe("anthropic");
+    expect(genAiProvider("gemini")).toBe("gcp.gemini");
+    for (const api of ["responses-ws", "responses-http", "chat-completions", null] as const) {
+      expect(genAiProvider(api)).toBe("openai");
+    }
   });
 });
 
@@ -84,6 +97,18 @@ describe("TurnTrace", () => {
       "deltagate.store": false,
     });
     expect(named("chat gpt-5.1")?.ends).toBe(0); // open until finish
+  });
+
+  it("names the provider of the model its admission settled on (an alias resolved)", () => {
+    const { tracer, named } = recordingTracer(true);
+    traceTurn(tracer, { ...TURN, model: "fast" }, (trace) => trace.admitted("claude-haiku-4-5"));
+    expect(named("chat fast")?.attributes).toMatchObject({
+      "gen_ai.request.model": "fast",
+      "deltagate.model": "claude-haiku-4-5",
+      "gen_ai.provider.name": "anthropic",
+    });
+    traceTurn(tracer, TURN, (trace) => trace.admitted("gpt-5.1"));
+    expect(named("chat gpt-5.1")?.attributes).not.toHaveProperty("deltagate.model");
   });
 
   it("opens each stage's span as a child of the turn's", () => {
