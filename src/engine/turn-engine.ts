@@ -235,7 +235,11 @@ export class TurnEngine {
       timer.lap("render");
       const upstream = await this.deps.upstreamFor(turn.prepared);
       timer.lap("stages");
-      if (request.generate === false) return this.warmUp(turn, upstream, sink, scope, !plan.repeats);
+      if (request.generate === false) {
+        const warm = this.warmUp(turn, upstream, sink, scope, !plan.repeats);
+        timer.trace?.response(warm.responseId, "completed", ZERO_USAGE); // no commit span: nothing generated
+        return warm;
+      }
       const result = await this.stream(turn, upstream, sink, signal, timer, scope);
       // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
       const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";

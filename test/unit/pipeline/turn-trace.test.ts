@@ -216,6 +216,7 @@ function engine(): TurnEngine {
     finish: () => {},
     appendEventLog: () => {},
     get: () => null,
+    resendCandidates: () => [],
     eventLogs: { delete: () => {} },
   } as unknown as ConversationStore;
   return new Engine({
@@ -264,6 +265,22 @@ describe("a sampled turn through the engine and the timing stage", () => {
     });
     expect(typeof turn["gen_ai.response.time_to_first_chunk"]).toBe("number");
     expect(typeof turn["deltagate.stage.commit_ms"]).toBe("number");
+  });
+
+  it("a warm-up (generate: false) names its response, with no upstream or commit span", async () => {
+    const { tracer, spans, named } = recordingTracer(true);
+    const warmUp = createRequest.parse({ model: "gpt-5.1", input: "hi", store: false, generate: false });
+    await traceTurn(tracer, TURN, async (trace) => {
+      const timer = new TurnTimer();
+      timer.trace = trace;
+      await engine().run(warmUp, scope, sink, new AbortController().signal, timer);
+    });
+    expect(spans.map((span) => span.name)).toEqual(["chat gpt-5.1", "deltagate.context"]);
+    expect(named("chat gpt-5.1")?.attributes).toMatchObject({
+      "deltagate.response.status": "completed",
+      "gen_ai.usage.output_tokens": 0,
+    });
+    expect(named("chat gpt-5.1")?.attributes["gen_ai.response.id"]).toMatch(/^resp_/);
   });
 
   it("an unsampled turn (no trace on its timer) opens no span", async () => {
