@@ -56,7 +56,11 @@ export interface LocalStackOptions {
   upstreamApiKey?: string | undefined;
   /** `key:tenant,…`; defaults to the local dev key. */
   apiKeys?: string | undefined;
-  /** Extra variables for the Worker (they win over the defaults above). */
+  /**
+   * Extra variables for the Worker (they win over the defaults above). `{SIM}` in a value stands
+   * for the simulator's origin (`http://127.0.0.1:<port>`), known only once it listens: e.g. an
+   * `UPSTREAMS` route with `"base_url": "{SIM}/v1beta"`.
+   */
   vars?: Record<string, string>;
   /** Print wrangler's and the simulator's output (otherwise only the last 16 KB are kept). */
   verbose: boolean;
@@ -317,7 +321,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // OpenAI (the Worker's own default for api.openai.com); a real upstream gets the Worker's
     // default for its base URL (src/config/config.ts `defaultUpstreamApi`).
     ...(options.upstreamBaseUrl ? {} : { UPSTREAM_API: "responses-ws" }),
-    ...options.vars,
+    ...Object.fromEntries(
+      Object.entries(options.vars ?? {}).map(([name, value]) => [
+        name,
+        simulator ? value.replaceAll("{SIM}", simulator.url) : value,
+      ]),
+    ),
   };
   const envFile = join(dir, "dev.env");
   writeFileSync(envFile, toEnvFile(vars), { mode: 0o600 });
