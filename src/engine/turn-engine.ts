@@ -209,10 +209,19 @@ export class TurnEngine {
     signal: AbortSignal,
     timer = new TurnTimer(),
   ): Promise<TurnResult> {
-    rejectUnsupported(request);
-    checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const named = await this.resolveParent(request.previous_response_id ?? null, scope);
-    const plan = this.planChain(request, named, scope);
+    // A sampled turn's `deltagate.context` span: its parent, chain plan and context (to `render`).
+    const contextSpan = timer.trace?.start("context");
+    let named: ResponseRecord | null;
+    let plan: ChainPlan;
+    try {
+      rejectUnsupported(request);
+      checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
+      named = await this.resolveParent(request.previous_response_id ?? null, scope);
+      plan = this.planChain(request, named, scope);
+    } catch (error) {
+      contextSpan?.end();
+      throw error;
+    }
     timer.note({ chained: named !== null, resend_matched_items: plan.matched });
     timer.lap("state");
     // A matched resend continues its chain as if it had named it (safety checks only the tail).
@@ -220,12 +229,21 @@ export class TurnEngine {
       plan.matched > 0 ? { ...request, previous_response_id: plan.parent?.id ?? null } : request;
     let failedId: string | null = null;
     try {
-      const turn = this.prepareContext(effective, plan, scope, timer);
+      let turn: Turn;
+      try {
+        turn = this.prepareContext(effective, plan, scope, timer);
+      } finally {
+        contextSpan?.end();
+      }
       failedId = turn.record.id;
       timer.lap("render");
       const upstream = await this.deps.upstreamFor(turn.prepared);
       timer.lap("stages");
-      if (request.generate === false) return this.warmUp(turn, upstream, sink, scope, !plan.repeats);
+      if (request.generate === false) {
+        const warm = this.warmUp(turn, upstream, sink, scope, !plan.repeats);
+        timer.trace?.response(warm.responseId, "completed", ZERO_USAGE); // no commit span: nothing generated
+        return warm;
+      }
       const result = await this.stream(turn, upstream, sink, signal, timer, scope);
       // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
       const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";
@@ -502,7 +520,7 @@ export class TurnEngine {
         (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       const outcome = result ? withChain(turn, result.outcome) : null;
-      if (outcome) timer.measure("commit", () => emitter.complete(outcome));
+      if (outcome) this.commit(emitter, outcome, record.id, timer);
       const booked = this.deps.finished?.(scope, record, outcome);
       if (booked) timer.note(booked);
       timer.end();
@@ -511,6 +529,22 @@ export class TurnEngine {
       emitter.close();
       this.deps.live.end(record.id);
     }
+  }
+
+  /** Step 6: commits the outcome and sends the terminal event (`commit`; a sampled turn's span). */
+  private commit(emitter: TurnEmitter, outcome: ResponseOutcome, id: string, timer: TurnTimer): void {
+    const trace = timer.trace;
+    if (trace === null) {
+      timer.measure("commit", () => emitter.complete(outcome));
+      return;
+    }
+    const span = trace.start("commit");
+    try {
+      timer.measure("commit", () => emitter.complete(outcome));
+    } finally {
+      span.end();
+    }
+    trace.response(id, outcome.status, outcome.usage);
   }
 
   /**

@@ -13,6 +13,8 @@
  * so purely CPU-bound stages (parse, render, commit) read 0 there; locally (workerd) they are real.
  * Besides times, a turn carries what it was (issue #18.4, `TurnFacts`): whether the client chained,
  * whether a resend matched a chain (and how many of its items), and what went upstream.
+ * A sampled turn also carries its trace (`trace`, src/pipeline/turn-trace.ts): whoever marks a stage
+ * opens and ends its span there; null (the rule) costs one check.
  * Invariant: times only grow; a stage never measured is absent (not 0).
  */
 
@@ -63,8 +65,25 @@ export interface TurnFacts {
   cost_usd?: number | null;
 }
 
+/** The stages that get a span of their own in a turn's trace (src/pipeline/turn-trace.ts). */
+export type SpanStage = "admission" | "context" | "safety" | "upstream_first_event" | "commit";
+
+/** The trace of a sampled turn, as the code that marks its stages sees it (src/pipeline/turn-trace.ts `TurnTrace`). */
+export interface TurnSpans {
+  /** Opens the span of `stage`; the caller ends it where the stage ends. */
+  start(stage: SpanStage): { end(): void };
+  /** The model the turn's admission settled on (an alias resolved). */
+  admitted(model: string): void;
+  /** The response the turn produced (id, status, usage), told at its commit. */
+  response(id: string, status: string, usage: unknown): void;
+  /** Ends the turn's span with its report; later calls change nothing. */
+  finish(stages: TimingReport, facts: TurnFacts, error: string | null): void;
+}
+
 /** The stopwatch of one turn. */
 export class TurnTimer {
+  /** The turn's trace when its invocation is sampled, else null (set by the transport). */
+  trace: TurnSpans | null = null;
   private readonly now: () => number;
   private readonly startedAt: number;
   private lapAt: number;

@@ -10,6 +10,7 @@
  * who sees a response gets the same `VisibilitySettings` (visibility.ts).
  */
 
+import * as workers from "cloudflare:workers";
 import { type Config, parseConfig } from "../config/config.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { CompactEndpoints } from "../engine/compact-endpoints.ts";
@@ -17,6 +18,7 @@ import { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
+import { genAiProvider, tracerOf } from "../pipeline/turn-trace.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
@@ -42,6 +44,12 @@ import { WebhookDeliveries } from "./webhook-deliveries.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The runtime's tracer (`tracing` of `cloudflare:workers`), detected once per isolate: null on a
+ * runtime without it, and then a turn's tracing costs one null check (src/pipeline/turn-trace.ts).
+ */
+const TRACER = tracerOf(workers);
 
 /** The modules of one session Durable Object. */
 export interface SessionParts {
@@ -174,6 +182,8 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     visibility,
     now: Date.now,
     turnLog: config.turnLog,
+    tracer: TRACER,
+    providerOf: (model: string) => genAiProvider(router.routeFor(model)?.api),
   };
   const admission = new Admission({
     sql: ctx.storage.sql,
@@ -198,7 +208,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
         keyId: conn.attachment.keyId,
       }),
   });
-  const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const http = new HttpTransport({ ...shared, objectId, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
     keys: config.compactionKeys.then((secrets) => ({ secrets })),
