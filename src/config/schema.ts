@@ -19,10 +19,11 @@ import type { PolicyOverride } from "../safety/policy.ts";
 import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import { ROUTE_DEFAULTS, UPSTREAM_APIS } from "../upstream/routes.ts";
 import { DEFAULT_MAX_ATTEMPTS } from "../webhooks/delivery.ts";
-import { type PrivateTargets, parsePrivateTargets } from "../webhooks/webhook-target.ts";
+import { type PrivateTargets, parseTargetOrigins } from "../webhooks/webhook-target.ts";
 import { MIN_ROOT_SECRET_CHARS } from "./root-secret.ts";
 import {
   boolean,
+  booleanWord,
   check,
   type DeprecatedSetting,
   integer,
@@ -249,7 +250,12 @@ export const SETTINGS = {
     description:
       "development only: webhook endpoints on private, loopback or link-local addresses allowed, and plain `http:` for them; every one, or these origins ([Webhooks](webhooks.md#where-a-webhook-may-go))",
     secret: false,
-    parse: (raw, name) => parsePrivateTargets(raw, name),
+    parse: (raw, name) => {
+      if (raw === undefined || raw.trim() === "") return new Set<string>();
+      const word = booleanWord(raw); // true: every private target; false: none
+      if (word !== null) return word ? "all" : new Set<string>();
+      return parseTargetOrigins(raw, name);
+    },
   } satisfies Setting<PrivateTargets>,
   WEBHOOK_RETRY_BASE_MS: integer(
     "first wait before a failed webhook delivery is tried again, ×3 per attempt, at most 12 hours (jittered; `Retry-After` honoured)",

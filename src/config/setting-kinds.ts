@@ -68,6 +68,14 @@ export function integer(
 const TRUE_WORDS = ["1", "true", "on", "yes"];
 const FALSE_WORDS = ["0", "false", "off", "no"];
 
+/** The boolean `raw` spells (`true`/`false`, also `1`/`0`, `on`/`off`, `yes`/`no`), or null. */
+export function booleanWord(raw: string): boolean | null {
+  const word = raw.trim().toLowerCase();
+  if (TRUE_WORDS.includes(word)) return true;
+  if (FALSE_WORDS.includes(word)) return false;
+  return null;
+}
+
 /** `true`/`1`/`on`/`yes` or `false`/`0`/`off`/`no` (any case); anything else is refused. */
 export function boolean(description: string, fallback: boolean): Setting<boolean> {
   return {
@@ -78,9 +86,8 @@ export function boolean(description: string, fallback: boolean): Setting<boolean
     secret: false,
     parse: (raw, name) => {
       if (raw === undefined) return fallback;
-      const word = raw.trim().toLowerCase();
-      if (TRUE_WORDS.includes(word)) return true;
-      if (FALSE_WORDS.includes(word)) return false;
+      const word = booleanWord(raw);
+      if (word !== null) return word;
       throw new Error(`${name}: expected true or false (also 1/0, on/off, yes/no)`);
     },
   };

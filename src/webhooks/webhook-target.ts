@@ -105,16 +105,11 @@ export function targetRefusal(raw: string, allowed: PrivateTargets): string | nu
 }
 
 /**
- * `WEBHOOK_ALLOW_PRIVATE_TARGETS`: unset → none; `true` (or `1`, `on`, `yes`) → every private or
- * loopback target; `false` (`0`, `off`, `no`) → none; else comma-separated origins, each exactly
- * `scheme://host[:port]`.
+ * The origins of `WEBHOOK_ALLOW_PRIVATE_TARGETS` (its boolean spellings are read by the setting:
+ * src/config/schema.ts): comma-separated, each exactly `scheme://host[:port]`.
  * @throws {Error} naming the variable and the entry that is not an origin.
  */
-export function parsePrivateTargets(raw: string | undefined, name: string): PrivateTargets {
-  const value = raw?.trim() ?? "";
-  const word = value.toLowerCase();
-  if (value === "" || ["0", "false", "off", "no"].includes(word)) return new Set();
-  if (["1", "true", "on", "yes"].includes(word)) return "all";
+export function parseTargetOrigins(value: string, name: string): ReadonlySet<string> {
   const origins = new Set<string>();
   for (const entry of value
     .split(",")

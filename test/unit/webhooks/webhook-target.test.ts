@@ -5,7 +5,8 @@
  * them; a URL carrying a user name or password is refused whatever the setting.
  */
 import { describe, expect, it } from "vitest";
-import { isPrivateHost, parsePrivateTargets, targetRefusal } from "../../../src/webhooks/webhook-target.ts";
+import { SETTINGS } from "../../../src/config/schema.ts";
+import { isPrivateHost, parseTargetOrigins, targetRefusal } from "../../../src/webhooks/webhook-target.ts";
 
 const NONE = new Set<string>();
 
@@ -75,19 +76,20 @@ describe("targetRefusal", () => {
   });
 });
 
-describe("parsePrivateTargets", () => {
+describe("WEBHOOK_ALLOW_PRIVATE_TARGETS", () => {
+  const parse = (raw: string | undefined) => SETTINGS.WEBHOOK_ALLOW_PRIVATE_TARGETS.parse(raw, "X");
+
   it("reads unset and false words as none, true words as all, else origins", () => {
-    for (const raw of [undefined, "", "  ", "false", "0", "off", "no"])
-      expect(parsePrivateTargets(raw, "X")).toEqual(new Set());
-    for (const raw of ["true", "1", "ON", "yes"]) expect(parsePrivateTargets(raw, "X")).toBe("all");
-    expect(parsePrivateTargets("http://127.0.0.1:9000, http://localhost:3000", "X")).toEqual(
+    for (const raw of [undefined, "", "  ", "false", "0", "off", "no"]) expect(parse(raw)).toEqual(new Set());
+    for (const raw of ["true", "1", "ON", "yes"]) expect(parse(raw)).toBe("all");
+    expect(parse("http://127.0.0.1:9000, http://localhost:3000")).toEqual(
       new Set(["http://127.0.0.1:9000", "http://localhost:3000"]),
     );
   });
 
   it("refuses an entry that is not exactly an origin, naming the variable", () => {
     for (const raw of ["http://127.0.0.1:9000/hook", "127.0.0.1", "http://127.0.0.1:9000/"])
-      expect(() => parsePrivateTargets(raw, "WEBHOOK_ALLOW_PRIVATE_TARGETS")).toThrow(
+      expect(() => parseTargetOrigins(raw, "WEBHOOK_ALLOW_PRIVATE_TARGETS")).toThrow(
         /^WEBHOOK_ALLOW_PRIVATE_TARGETS: /,
       );
   });
