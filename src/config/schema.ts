@@ -19,7 +19,7 @@ import type { PolicyOverride } from "../safety/policy.ts";
 import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import { ROUTE_DEFAULTS, UPSTREAM_APIS } from "../upstream/routes.ts";
 import { DEFAULT_MAX_ATTEMPTS } from "../webhooks/delivery.ts";
-import { type PrivateTargets, parseTargetOrigins } from "../webhooks/webhook-target.ts";
+import type { PrivateTargets } from "../webhooks/webhook-target.ts";
 import { MIN_ROOT_SECRET_CHARS } from "./root-secret.ts";
 import {
   boolean,
@@ -30,6 +30,7 @@ import {
   json,
   list,
   oneOf,
+  originList,
   type Setting,
   secret,
   text,
@@ -79,22 +80,7 @@ function parseApiKeys(raw: string | undefined): ReadonlyMap<string, string> {
 function parseCorsOrigins(raw: string | undefined): "*" | ReadonlySet<string> {
   const value = raw?.trim() ?? "*";
   if (value === "*" || value === "") return "*";
-  const origins = new Set<string>();
-  for (const entry of value
-    .split(",")
-    .map((e) => e.trim())
-    .filter((e) => e.length > 0)) {
-    let origin: string | null = null;
-    try {
-      origin = new URL(entry).origin;
-    } catch {
-      origin = null;
-    }
-    if (origin !== entry)
-      throw new Error(`CORS_ALLOWED_ORIGINS: '${entry}' is not an origin (scheme://host[:port])`);
-    origins.add(entry);
-  }
-  return origins;
+  return originList(value, "CORS_ALLOWED_ORIGINS");
 }
 
 /** The lifetime OpenAI gives a Responses WebSocket (WebSocket mode guide): 60 minutes, in ms. */
@@ -254,7 +240,7 @@ export const SETTINGS = {
       if (raw === undefined || raw.trim() === "") return new Set<string>();
       const word = booleanWord(raw); // true: every private target; false: none
       if (word !== null) return word ? "all" : new Set<string>();
-      return parseTargetOrigins(raw, name);
+      return originList(raw, name);
     },
   } satisfies Setting<PrivateTargets>,
   WEBHOOK_RETRY_BASE_MS: integer(

@@ -68,6 +68,28 @@ export function integer(
 const TRUE_WORDS = ["1", "true", "on", "yes"];
 const FALSE_WORDS = ["0", "false", "off", "no"];
 
+/**
+ * A comma-separated list of origins, each exactly `scheme://host[:port]` (as `URL.origin` writes
+ * it). @throws {Error} naming the variable and the entry that is not an origin.
+ */
+export function originList(value: string, name: string): ReadonlySet<string> {
+  const origins = new Set<string>();
+  for (const entry of value
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0)) {
+    let origin: string | null = null;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      origin = null;
+    }
+    if (origin !== entry) throw new Error(`${name}: '${entry}' is not an origin (scheme://host[:port])`);
+    origins.add(entry);
+  }
+  return origins;
+}
+
 /** The boolean `raw` spells (`true`/`false`, also `1`/`0`, `on`/`off`, `yes`/`no`), or null. */
 export function booleanWord(raw: string): boolean | null {
   const word = raw.trim().toLowerCase();

@@ -103,26 +103,3 @@ export function targetRefusal(raw: string, allowed: PrivateTargets): string | nu
   }
   return url.protocol === "https:" ? null : "The URL must be https.";
 }
-
-/**
- * The origins of `WEBHOOK_ALLOW_PRIVATE_TARGETS` (its boolean spellings are read by the setting:
- * src/config/schema.ts): comma-separated, each exactly `scheme://host[:port]`.
- * @throws {Error} naming the variable and the entry that is not an origin.
- */
-export function parseTargetOrigins(value: string, name: string): ReadonlySet<string> {
-  const origins = new Set<string>();
-  for (const entry of value
-    .split(",")
-    .map((e) => e.trim())
-    .filter((e) => e.length > 0)) {
-    let origin: string | null = null;
-    try {
-      origin = new URL(entry).origin;
-    } catch {
-      origin = null;
-    }
-    if (origin !== entry) throw new Error(`${name}: '${entry}' is not an origin (scheme://host[:port])`);
-    origins.add(entry);
-  }
-  return origins;
-}
