@@ -253,6 +253,11 @@ export default defineConfig({
                   CONTROL_SECRET: "test-control-secret-0123456789",
                   ADMIN_API_KEY: "dg-test-admin",
                   MODELS: "deltagate-sim",
+                  // Prices (src/context/turn-cost.ts): `sim-claude` at Claude Sonnet's list prices
+                  // (test/workers/tenancy/usage-cost.test.ts); every other model has none.
+                  PRICES: JSON.stringify({
+                    "sim-claude": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
+                  }),
                   // Short retry backoff keeps failing-upstream tests quick (production default 250 ms).
                   UPSTREAM_RETRY_BASE_MS: "5",
                   // Safety: tenant-b runs with safety off; the rules also flag the test marker
@@ -272,6 +277,10 @@ export default defineConfig({
                   KEEPALIVE_MS: "1000",
                   // Deltagate's own compaction items (src/compaction/): a test key.
                   COMPACTION_KEY: "dg-test-compaction-key",
+                  // Webhooks (docs/webhooks.md): the test receiver is the one loopback target
+                  // allowed; retries 50 ms apart at first (production: 5 s), so a test sees several.
+                  WEBHOOK_ALLOW_PRIVATE_TARGETS: inject<string>("webhookReceiverUrl"),
+                  WEBHOOK_RETRY_BASE_MS: "50",
                 },
               },
             };

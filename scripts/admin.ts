@@ -13,7 +13,9 @@
  *                       [--request-bytes-per-minute N] [--tokens-per-day N]   (N or "none")
  *   settings set <tenant> '{"models":[…],"safety":{…},"model_aliases":{…}}'
  *   upstream-key set <tenant> --from-env VAR | upstream-key remove <tenant>
- * Add `--json` for raw JSON. A new key is printed once; nothing can show it again.
+ *   webhook set <tenant> <url> [--secret-from-env VAR]   webhook show <tenant>   webhook remove <tenant>
+ * Add `--json` for raw JSON. A new key, and a webhook's signing secret, is printed once; nothing
+ * can show it again.
  */
 
 import { existsSync } from "node:fs";
@@ -39,8 +41,9 @@ const USAGE = `Usage: npm run admin -- <command> [--remote URL] [--json]
                       [--request-bytes-per-minute N] [--tokens-per-day N]   (N or "none")
   settings set <tenant> '{"models":[...],"safety":{...},"model_aliases":{...}}'
   upstream-key set <tenant> --from-env VAR | upstream-key remove <tenant>
+  webhook set <tenant> <url> [--secret-from-env VAR]   webhook show <tenant>   webhook remove <tenant>
 Against http://127.0.0.1:8787 (npm start) by default; --remote or DELTAGATE_ADMIN_URL targets a
-deployment, with its admin key from DELTAGATE_ADMIN_KEY. A new key is printed once.`;
+deployment, with its admin key from DELTAGATE_ADMIN_KEY. A new key or webhook secret is printed once.`;
 
 function parseCommandLine() {
   try {
@@ -60,6 +63,7 @@ const OPTIONS = {
   since: { type: "string" },
   json: { type: "boolean", default: false },
   "from-env": { type: "string" },
+  "secret-from-env": { type: "string" },
   ...Object.fromEntries(Object.keys(LIMIT_FLAGS).map((flag) => [flag, { type: "string" as const }])),
 } as const;
 
@@ -216,6 +220,28 @@ switch (`${group} ${action ?? ""}`.trim()) {
   }
   case "upstream-key remove":
     show(await call("PATCH", `/tenants/${need(rest[0], "tenant id")}`, { upstream_api_key: null }));
+    break;
+  case "webhook set": {
+    const tenant = need(rest[0], "tenant id");
+    const url = need(rest[1], "endpoint URL");
+    const variable = values["secret-from-env"];
+    const secret = variable ? (process.env[variable] ?? fail(`${variable} is not set.`)) : undefined;
+    const set = (await call("PUT", `/tenants/${tenant}/webhook`, { url, ...(secret ? { secret } : {}) })) as {
+      url: string;
+      secret: string;
+    };
+    if (values.json) show(set);
+    else
+      console.log(
+        `${set.secret}\n\nSigning secret of ${tenant}'s webhook ${set.url}. Shown once: store it now.`,
+      );
+    break;
+  }
+  case "webhook show":
+    show(await call("GET", `/tenants/${need(rest[0], "tenant id")}/webhook`));
+    break;
+  case "webhook remove":
+    show(await call("DELETE", `/tenants/${need(rest[0], "tenant id")}/webhook`));
     break;
   default:
     fail(USAGE);

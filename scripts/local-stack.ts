@@ -321,6 +321,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // OpenAI (the Worker's own default for api.openai.com); a real upstream gets the Worker's
     // default for its base URL (src/config/config.ts `defaultUpstreamApi`).
     ...(options.upstreamBaseUrl ? {} : { UPSTREAM_API: "responses-ws" }),
+    // Webhooks to a receiver on this machine (docs/webhooks.md "Try it locally"): private and
+    // loopback targets, and plain http to them, are allowed here only.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: "true",
     ...Object.fromEntries(
       Object.entries(options.vars ?? {}).map(([name, value]) => [
         name,

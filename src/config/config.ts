@@ -8,10 +8,13 @@
  * env strings.
  */
 
+import type { PriceTable } from "../context/turn-cost.ts";
 import { parseSafetySettings, type SafetySettings } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import { SecretRedactor } from "../secrets/redactor.ts";
 import { parseRoutes, type UpstreamApi, type UpstreamRoute } from "../upstream/routes.ts";
+import type { RetryPolicy } from "../webhooks/delivery.ts";
+import type { PrivateTargets } from "../webhooks/webhook-target.ts";
 import type { Env } from "./env.ts";
 import { derivedSecret } from "./root-secret.ts";
 import {
@@ -39,6 +42,8 @@ export interface Config {
   upstreamIdleMs: number;
   /** Quiet ms after which a warm upstream WebSocket is closed even with a client open (default 300,000). */
   upstreamKeepWarmMs: number;
+  /** Prices per model (`PRICES`, src/context/turn-cost.ts): each metered call's cost; empty: none. */
+  prices: PriceTable;
   /** Model ids advertised by `GET /v1/models`. */
   models: readonly string[];
   /** WebSocket connection lifetime in ms. */
@@ -98,6 +103,13 @@ export interface Config {
   };
   /** Origins allowed cross-origin (`CORS_ALLOWED_ORIGINS`): `*` or exact origins. */
   corsOrigins: "*" | ReadonlySet<string>;
+  /** Webhook delivery (docs/webhooks.md). */
+  webhooks: {
+    /** Private or loopback targets allowed (`WEBHOOK_ALLOW_PRIVATE_TARGETS`; default none). */
+    privateTargets: PrivateTargets;
+    /** The backoff and the attempts at most (`WEBHOOK_RETRY_BASE_MS`, `WEBHOOK_MAX_ATTEMPTS`). */
+    retry: RetryPolicy;
+  };
 }
 
 /**
@@ -227,6 +239,7 @@ export function parseConfig(env: Env): Config {
     upstreamIdleMs: settings.UPSTREAM_IDLE_MS,
     upstreamKeepWarmMs: settings.UPSTREAM_KEEP_WARM_MS,
     models: settings.MODELS,
+    prices: settings.PRICES,
     maxConnectionMs: settings.WS_MAX_CONNECTION_MS,
     retentionMs: settings.RESPONSE_RETENTION_DAYS * 24 * 60 * 60 * 1000,
     abandonGraceMs: settings.ABANDONED_RESPONSE_GRACE_MS,
@@ -247,6 +260,10 @@ export function parseConfig(env: Env): Config {
       demoTenant,
     },
     corsOrigins: settings.CORS_ALLOWED_ORIGINS,
+    webhooks: {
+      privateTargets: settings.WEBHOOK_ALLOW_PRIVATE_TARGETS,
+      retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxAttempts: settings.WEBHOOK_MAX_ATTEMPTS },
+    },
   };
   cache.set(env, config);
   return config;

@@ -13,10 +13,13 @@
  */
 import { z } from "zod";
 import { isClientSecret } from "../auth/client-secret.ts";
+import { NO_PRICES, type PriceTable, parsePrices } from "../context/turn-cost.ts";
 import { parsePolicySetting, parseRulesSetting, parseTenantPolicies } from "../safety/config.ts";
 import type { PolicyOverride } from "../safety/policy.ts";
 import { DEFAULT_KEEP_WARM_MS, DEFAULT_UPSTREAM_IDLE_MS } from "../upstream/responses-ws/adapter.ts";
 import { ROUTE_DEFAULTS, UPSTREAM_APIS } from "../upstream/routes.ts";
+import { DEFAULT_MAX_ATTEMPTS } from "../webhooks/delivery.ts";
+import { type PrivateTargets, parsePrivateTargets } from "../webhooks/webhook-target.ts";
 import { MIN_ROOT_SECRET_CHARS } from "./root-secret.ts";
 import {
   boolean,
@@ -110,6 +113,9 @@ export const DEFAULT_STORE_FALSE_GRACE_MS = 0;
 /** Default longest grace window a client may ask for, in ms (5 minutes). */
 export const DEFAULT_STORE_FALSE_GRACE_MAX_MS = 5 * 60 * 1000;
 
+/** Default first wait before a failed webhook delivery is retried, in ms (Standard Webhooks' first retry: 5 s). */
+export const DEFAULT_WEBHOOK_RETRY_BASE_MS = 5_000;
+
 /** The release that stops reading every deprecated name. */
 export const DEPRECATED_UNTIL = "0.3";
 
@@ -178,6 +184,15 @@ export const SETTINGS = {
     description:
       "ids listed by `GET /v1/models` (wrangler.toml sets `gpt-5.1,gpt-5.1-mini`; `npm start`: `deltagate-sim`)",
   }),
+  PRICES: json(
+    {
+      description:
+        'USD per million tokens by model, `{"model": {"input", "cached_input", "cache_write", "output"}}`: each call\'s cost ([Cache tokens and cost](tenancy.md#cache-tokens-and-cost))',
+      defaultText: "none: no cost",
+    },
+    parsePrices,
+    NO_PRICES as PriceTable,
+  ),
   WS_MAX_CONNECTION_MS: integer("WebSocket connection lifetime (OpenAI's: 60 minutes)", {
     default: DEFAULT_MAX_CONNECTION_MS,
     min: 1,
@@ -226,6 +241,23 @@ export const SETTINGS = {
         "development only: `POST /demo/client_secret` mints without authentication for this tenant (`npm start`: `local`)",
     },
     null,
+  ),
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: {
+    type: "`true` or origin list",
+    range: "`scheme://host[:port]`, comma-separated",
+    defaultText: "none (`npm start`: `true`)",
+    description:
+      "development only: webhook endpoints on private, loopback or link-local addresses allowed, and plain `http:` for them; every one, or these origins ([Webhooks](webhooks.md#where-a-webhook-may-go))",
+    secret: false,
+    parse: (raw, name) => parsePrivateTargets(raw, name),
+  } satisfies Setting<PrivateTargets>,
+  WEBHOOK_RETRY_BASE_MS: integer(
+    "first wait before a failed webhook delivery is tried again, ×3 per attempt, at most 12 hours (jittered; `Retry-After` honoured)",
+    { default: DEFAULT_WEBHOOK_RETRY_BASE_MS, min: 1, max: 3_600_000, unit: "ms" },
+  ),
+  WEBHOOK_MAX_ATTEMPTS: integer(
+    "attempts of one webhook event before it is given up (the default fits the default backoff in OpenAI's 72 hours, never past them)",
+    { default: DEFAULT_MAX_ATTEMPTS, min: 1, max: 100 },
   ),
   SAFETY: json(
     {

@@ -7,7 +7,8 @@
  *   happen synchronously, so no event can slip in between);
  * - a store:true response keeps generating while no client listens; after `graceMs` with no
  *   subscriber it is cancelled (the upstream request is aborted and the response is stored as
- *   `cancelled`);
+ *   `cancelled`) — unless it is a background response, which is never abandoned
+ *   (docs/background.md);
  * - `cancel()` ends a response early (HTTP `POST /v1/responses/{id}/cancel`);
  * - a finished response is replayed from its persisted log (`loggedEventsAfter`); `replay` is the
  *   one resumption both transports use (WebSocket `deltagate.response.resume`, HTTP `GET` with
@@ -140,7 +141,8 @@ export class LiveRegistry {
 
   /**
    * Registers a starting response with its first subscriber (the client that created it).
-   * @param abandonable true for store:true responses (they outlive their client for `graceMs`).
+   * @param abandonable true for store:true responses (they outlive their client for `graceMs`);
+   *   false for store:false ones (the transport aborts them) and background ones (never abandoned).
    */
   begin(id: string, creator: EventSink, abandonable: boolean): LiveResponse {
     const response = new LiveResponse(id, this.graceMs, abandonable);

@@ -15,12 +15,13 @@
  *   the restart lost, or that were never sent).
  * Events sent in the last batch before the reset (at most a batch, turn-emitter.ts) may be missing
  * from the log and so from the output. A store:false response keeps no log: it ends with no output.
- * Usage stays null: nothing is left to count what the upstream had been sent.
+ * Usage stays null: nothing is left to count what the upstream had been sent. A background
+ * response ends so too (its webhook announces `response.failed`: docs/webhooks.md).
  * Invariant: after `recoverInterrupted` no response of the session is `queued` or `in_progress`;
  * it runs on wake, before any turn.
  */
 import type { ServerEvent } from "../protocol/server-events.ts";
-import type { ConversationStore, ResponseOutcome } from "../store/conversation-store.ts";
+import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../store/conversation-store.ts";
 import { PartialOutput } from "./partial-output.ts";
 import { responseObject } from "./response-object.ts";
 import { LOG_BATCH_EVENTS } from "./turn-emitter.ts";
@@ -33,9 +34,15 @@ export const RESTARTED_ERROR = {
 
 /**
  * Ends every interrupted response of the session.
+ * @param ended told of each response ended, in the same synchronous step as its commit (a
+ *   background response's webhook event, src/session/webhook-deliveries.ts).
  * @returns how many were ended.
  */
-export function recoverInterrupted(store: ConversationStore, now: number): number {
+export function recoverInterrupted(
+  store: ConversationStore,
+  now: number,
+  ended?: (record: ResponseRecord, outcome: ResponseOutcome) => void,
+): number {
   const interrupted = store.interrupted();
   for (const record of interrupted) {
     const log = record.store ? store.eventLogs.read(record.id) : null;
@@ -59,6 +66,7 @@ export function recoverInterrupted(store: ConversationStore, now: number): numbe
       };
     }
     store.finish(record.id, outcome, terminal ? [JSON.stringify(terminal)] : null);
+    ended?.(record, outcome);
   }
   return interrupted.length;
 }

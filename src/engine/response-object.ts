@@ -133,7 +133,7 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     access_programs: null,
     created_at: seconds(record.createdAt),
     status: record.status,
-    background: false,
+    background: record.background === true,
     completed_at: record.completedAt === null ? null : seconds(record.completedAt),
     error: record.error,
     incomplete_details: record.incompleteDetails,

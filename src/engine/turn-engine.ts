@@ -21,8 +21,10 @@
  *   4. `warmUp` (`generate: false`): a stored, chainable response with no upstream inference
  *      (pre-warmed upstream unless it repeats a chain the session holds);
  *   5. `stream`: the turn is accepted — store the response (in progress, with its input), emit
- *      `response.created` / `response.in_progress` at once, then open the upstream (retries and
- *      fallback stay invisible) and emit its re-keyed events (turn-stream.ts); a failure of the
+ *      `response.created` / `response.in_progress` at once (a background response: stored
+ *      `queued`, `response.created` and `response.queued`, then started: docs/background.md),
+ *      then open the upstream (retries and fallback stay invisible) and emit its re-keyed
+ *      events (turn-stream.ts); a failure of the
  *      upstream from here on, before its first event or after, ends in `response.failed`;
  *   6. commit: output + terminal status + the rest of the event log in one transaction, then the
  *      terminal event (turn-emitter.ts), so a client never sees a completion that is not stored.
@@ -40,7 +42,7 @@ import type { CountedContext } from "../context/counted-context.ts";
 import { turnContext } from "../context/counted-context.ts";
 import { reportedHistoryTokens } from "../context/usage.ts";
 import type { PreparedTurn } from "../pipeline/stage.ts";
-import { TurnTimer } from "../pipeline/turn-timer.ts";
+import { type TurnFacts, TurnTimer } from "../pipeline/turn-timer.ts";
 import { type CreateRequest, normalizeInput } from "../protocol/create-request.ts";
 import { invalidRequest, previousResponseNotFound } from "../protocol/errors.ts";
 import type { StoredItem } from "../protocol/items.ts";
@@ -130,8 +132,10 @@ export interface TurnEngineDeps {
    * Called once per accepted turn when it ended (completed, failed, cancelled, incomplete; null
    * when its store:false owner went away), synchronously after its terminal state was written, so
    * what it records shares that commit (the usage ledger's outbox, src/tenancy/usage-outbox.ts).
+   * @returns facts of the turn as the ledger booked them (its tokens and cost), which the turn's
+   *   timer reports (src/pipeline/turn-timing.ts): the log line says what the ledger says.
    */
-  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void;
+  finished?(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): TurnFacts | undefined;
   /** Transparent deltas on (src/resend/): a full resend continues the chain it matches. Default true. */
   resends?: boolean;
 }
@@ -205,10 +209,19 @@ export class TurnEngine {
     signal: AbortSignal,
     timer = new TurnTimer(),
   ): Promise<TurnResult> {
-    rejectUnsupported(request);
-    checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
-    const named = await this.resolveParent(request.previous_response_id ?? null, scope);
-    const plan = this.planChain(request, named, scope);
+    // A sampled turn's `deltagate.context` span: its parent, chain plan and context (to `render`).
+    const contextSpan = timer.trace?.start("context");
+    let named: ResponseRecord | null;
+    let plan: ChainPlan;
+    try {
+      rejectUnsupported(request);
+      checkSettingSizes(forwardedSettings(request)); // src/protocol/size-limits.ts
+      named = await this.resolveParent(request.previous_response_id ?? null, scope);
+      plan = this.planChain(request, named, scope);
+    } catch (error) {
+      contextSpan?.end();
+      throw error;
+    }
     timer.note({ chained: named !== null, resend_matched_items: plan.matched });
     timer.lap("state");
     // A matched resend continues its chain as if it had named it (safety checks only the tail).
@@ -216,12 +229,21 @@ export class TurnEngine {
       plan.matched > 0 ? { ...request, previous_response_id: plan.parent?.id ?? null } : request;
     let failedId: string | null = null;
     try {
-      const turn = this.prepareContext(effective, plan, scope, timer);
+      let turn: Turn;
+      try {
+        turn = this.prepareContext(effective, plan, scope, timer);
+      } finally {
+        contextSpan?.end();
+      }
       failedId = turn.record.id;
       timer.lap("render");
       const upstream = await this.deps.upstreamFor(turn.prepared);
       timer.lap("stages");
-      if (request.generate === false) return this.warmUp(turn, upstream, sink, scope, !plan.repeats);
+      if (request.generate === false) {
+        const warm = this.warmUp(turn, upstream, sink, scope, !plan.repeats);
+        timer.trace?.response(warm.responseId, "completed", ZERO_USAGE); // no commit span: nothing generated
+        return warm;
+      }
       const result = await this.stream(turn, upstream, sink, signal, timer, scope);
       // `response.failed`, not a cancellation (also reported as a failure to a plain HTTP client).
       const failed = result.failure !== null && this.deps.store.get(result.responseId)?.status === "failed";
@@ -366,12 +388,14 @@ export class TurnEngine {
     // latest compaction output on (it replaces what came before it: compaction-items.ts).
     const history = fromWindowStart(repairHistory(this.deps.history(parent?.id ?? null), input, parent));
     const storeFlag = request.store ?? true;
+    const background = request.background === true;
     const record: ResponseRecord = {
       id: newResponseId(this.deps.ownerId),
       parentId: parent?.id ?? null,
       connId: storeFlag ? null : scope.connId,
       store: storeFlag,
-      status: "in_progress",
+      // A background response is announced queued, then starts (`stream`).
+      status: background ? "queued" : "in_progress",
       model: request.model,
       settings: storedSettings(request),
       usage: null,
@@ -383,6 +407,7 @@ export class TurnEngine {
       // A resend chained on a warm-up continues the matched chain; it shows the warm-up's id.
       ...(plan.matched > 0 && plan.named ? { namedParentId: plan.named.id } : {}),
       chain: plan.chain,
+      ...(background ? { background: true } : {}),
     };
     const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
@@ -471,12 +496,19 @@ export class TurnEngine {
     // a Durable Object's output gate holds every message sent after a write until the write is
     // durable, and connection-scoped state need not be (turn-emitter.ts).
     if (record.store) this.createRecord(turn, scope);
-    const live = this.deps.live.begin(record.id, sink, record.store);
+    // A background response outlives every client: no grace period cancels it for want of one.
+    const live = this.deps.live.begin(record.id, sink, record.store && !record.background);
     const keepaliveMs = scope.keepalive !== false ? this.deps.keepaliveMs : 0;
     const emitter = new TurnEmitter(live, this.deps.store, record, keepaliveMs);
     try {
       emitter.emit("response.created", { response: responseObject(record, []) });
-      emitter.emit("response.in_progress", { response: responseObject(record, []) });
+      if (record.background) {
+        // Announced queued (OpenAI's `response.queued`), then started at once: no queue holds it.
+        emitter.emit("response.queued", { response: responseObject(record, []) });
+        this.deps.store.start(record.id);
+      }
+      const started: ResponseRecord = { ...record, status: "in_progress" };
+      emitter.emit("response.in_progress", { response: responseObject(started, []) });
       if (record.store) emitter.flush();
       else this.createRecord(turn, scope);
       const result = await streamTurn(
@@ -488,14 +520,31 @@ export class TurnEngine {
         (where, cause) => this.deps.logFailure(where, record.id, cause),
       );
       const outcome = result ? withChain(turn, result.outcome) : null;
-      if (outcome) timer.measure("commit", () => emitter.complete(outcome));
-      this.deps.finished?.(scope, record, outcome);
+      if (outcome) this.commit(emitter, outcome, record.id, timer);
+      const booked = this.deps.finished?.(scope, record, outcome);
+      if (booked) timer.note(booked);
       timer.end();
       return { responseId: record.id, failure: result ? result.failure : null };
     } finally {
       emitter.close();
       this.deps.live.end(record.id);
     }
+  }
+
+  /** Step 6: commits the outcome and sends the terminal event (`commit`; a sampled turn's span). */
+  private commit(emitter: TurnEmitter, outcome: ResponseOutcome, id: string, timer: TurnTimer): void {
+    const trace = timer.trace;
+    if (trace === null) {
+      timer.measure("commit", () => emitter.complete(outcome));
+      return;
+    }
+    const span = trace.start("commit");
+    try {
+      timer.measure("commit", () => emitter.complete(outcome));
+    } finally {
+      span.end();
+    }
+    trace.response(id, outcome.status, outcome.usage);
   }
 
   /**
@@ -524,15 +573,11 @@ function withChain(turn: Turn, outcome: ResponseOutcome): ResponseOutcome {
   return { ...outcome, chain: { hash, items: start.items + outcome.output.length, resendKey: key } };
 }
 
-/** Rejects request features Deltagate does not serve. */
+/**
+ * Rejects request features Deltagate does not serve. (`background` is the transports': HTTP serves
+ * it, src/session/http-transport.ts; WebSocket mode refuses it, src/session/ws-transport.ts.)
+ */
 function rejectUnsupported(request: CreateRequest): void {
-  if (request.background) {
-    throw invalidRequest(
-      "background mode is not supported over this transport.",
-      "background",
-      "unsupported_parameter",
-    );
-  }
   if (request.conversation !== undefined && request.conversation !== null) {
     throw invalidRequest(
       "The Conversations API is not supported by Deltagate; use previous_response_id.",

@@ -22,6 +22,7 @@ export function safetyStage(safety: SessionSafety): TurnStage {
         moderation: turn.request.moderation,
         history: turn.context.history.items,
         input: turn.context.input.map((counted) => counted.item),
+        ...(turn.timer.trace ? { trace: turn.timer.trace } : {}),
       }),
   };
 }

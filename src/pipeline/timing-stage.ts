@@ -9,6 +9,8 @@
  * - `generation`: from the first event to the last one the turn read (wall time);
  * - `relay`: Deltagate's own time per upstream event (the outer stages, re-keying, emitting and
  *   sending it), summed: the time between handing an event on and being asked for the next.
+ * A sampled turn's `deltagate.upstream_first_event` span (turn-trace.ts) covers `open()` to the
+ * first event (connection included).
  * It also records what went upstream (`upstream_input_items`, `upstream_request_bytes`: the
  * adapter's `onSent`) on the timer's facts.
  * Invariant: it changes nothing it forwards (request, events, errors) except adding the request's
@@ -45,7 +47,14 @@ function timed(inner: Upstream, timer: TurnTimer): Upstream {
         timer.note({ upstream_input_items: sent.items, upstream_request_bytes: sent.bytes });
         request.onSent?.(sent);
       };
-      const stream = await inner.open({ ...request, onConnected, onSent }, signal);
+      // A sampled turn's `deltagate.upstream_first_event` span: from `open()` to the first event.
+      const span = timer.trace?.start("upstream_first_event");
+      let stream: UpstreamStream;
+      try {
+        stream = await inner.open({ ...request, onConnected, onSent }, signal);
+      } finally {
+        span?.end();
+      }
       const firstAt = timer.clock();
       const connected = connectedAt ?? openedAt;
       if (connectedAt !== null) timer.add("upstream_connect", connectedAt - openedAt);

@@ -13,6 +13,8 @@
  * so purely CPU-bound stages (parse, render, commit) read 0 there; locally (workerd) they are real.
  * Besides times, a turn carries what it was (issue #18.4, `TurnFacts`): whether the client chained,
  * whether a resend matched a chain (and how many of its items), and what went upstream.
+ * A sampled turn also carries its trace (`trace`, src/pipeline/turn-trace.ts): whoever marks a stage
+ * opens and ends its span there; null (the rule) costs one check.
  * Invariant: times only grow; a stage never measured is absent (not 0).
  */
 
@@ -50,10 +52,38 @@ export interface TurnFacts {
   upstream_input_items?: number;
   /** UTF-8 bytes of the last request body or frame sent upstream. */
   upstream_request_bytes?: number;
+  /**
+   * The turn's usage as the ledger booked it (src/context/turn-cost.ts): input tokens (cached and
+   * cache-write ones included), those read from and written to the provider's prompt cache, output
+   * tokens (reasoning included).
+   */
+  input_tokens?: number;
+  cached_tokens?: number;
+  cache_write_tokens?: number;
+  output_tokens?: number;
+  /** Its cost in USD (`PRICES`); null when its model has no price. */
+  cost_usd?: number | null;
+}
+
+/** The stages that get a span of their own in a turn's trace (src/pipeline/turn-trace.ts). */
+export type SpanStage = "admission" | "context" | "safety" | "upstream_first_event" | "commit";
+
+/** The trace of a sampled turn, as the code that marks its stages sees it (src/pipeline/turn-trace.ts `TurnTrace`). */
+export interface TurnSpans {
+  /** Opens the span of `stage`; the caller ends it where the stage ends. */
+  start(stage: SpanStage): { end(): void };
+  /** The model the turn's admission settled on (an alias resolved). */
+  admitted(model: string): void;
+  /** The response the turn produced (id, status, usage), told at its commit. */
+  response(id: string, status: string, usage: unknown): void;
+  /** Ends the turn's span with its report; later calls change nothing. */
+  finish(stages: TimingReport, facts: TurnFacts, error: string | null): void;
 }
 
 /** The stopwatch of one turn. */
 export class TurnTimer {
+  /** The turn's trace when its invocation is sampled, else null (set by the transport). */
+  trace: TurnSpans | null = null;
   private readonly now: () => number;
   private readonly startedAt: number;
   private lapAt: number;

@@ -10,8 +10,9 @@
  *   stages known when its headers leave, then a `deltagate.timing` event after the terminal one);
  * - logs: one JSON line per turn (`console.log`, content-free), unless `TURN_LOG=0`.
  * The turn's facts (`TurnFacts`, issue #18.4: whether the client chained, how many items of a
- * full resend matched a held chain, what went upstream) go with the stages in the event, the SSE
- * trailer and the log line.
+ * full resend matched a held chain, what went upstream; issue #26.5: its tokens, cached and
+ * cache-write ones apart, and its cost, as the ledger booked them) go with the stages in the
+ * event, the SSE trailer and the log line.
  * Invariant: nothing is sent to a client that did not ask; nothing a client sent is logged.
  * Source: https://www.w3.org/TR/server-timing/
  */
@@ -123,6 +124,11 @@ export function logTurn(entry: TurnLog): void {
       resend_matched_items: entry.facts?.resend_matched_items ?? 0,
       upstream_input_items: entry.facts?.upstream_input_items ?? null,
       upstream_request_bytes: entry.facts?.upstream_request_bytes ?? null,
+      input_tokens: entry.facts?.input_tokens ?? null,
+      cached_tokens: entry.facts?.cached_tokens ?? null,
+      cache_write_tokens: entry.facts?.cache_write_tokens ?? null,
+      output_tokens: entry.facts?.output_tokens ?? null,
+      cost_usd: entry.facts?.cost_usd ?? null,
       stages: entry.stages,
     }),
   );

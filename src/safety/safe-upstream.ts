@@ -47,6 +47,11 @@ export interface SafetyTurn {
   history: readonly unknown[];
   /** The turn's own input items. */
   input: readonly unknown[];
+  /**
+   * A sampled turn's trace (src/pipeline/turn-trace.ts): the input check runs in its `safety`
+   * span. Absent when the turn is not sampled.
+   */
+  trace?: { start(stage: "safety"): { end(): void } };
 }
 
 /** Everything one turn's checks need. */
@@ -122,8 +127,15 @@ class SafeUpstream {
     return this.checkedStream(opened, input, criticalMs, cancel);
   }
 
-  /** Runs the input check (or an empty one when the plan checks no input). */
+  /** Runs the input check (or an empty one when the plan checks no input), in a sampled turn's `safety` span. */
   private checkInput(): Promise<InputCheck> {
+    const trace = this.parts.turn.trace;
+    if (trace === undefined) return this.runInputCheck();
+    const span = trace.start("safety");
+    return this.runInputCheck().finally(() => span.end());
+  }
+
+  private runInputCheck(): Promise<InputCheck> {
     const { turn, plan, input, output, checker } = this.parts;
     return checker.check({
       classifier: input,

@@ -8,8 +8,11 @@
  *   the stream's `response.failed`); otherwise the terminal Response JSON, or for a response that
  *   did not complete the error with the upstream's status (a failure before its first event) or
  *   500;
+ * - create with `background: true` (and no `stream`): the Response object (`queued`) as soon as
+ *   the turn is accepted, the turn running on with no client (docs/background.md);
  * - retrieve (`stream` + `startingAfter` resumes the event stream: replay of the log, then live),
- *   delete, input items (cursor paging), cancel.
+ *   delete, input items (cursor paging), cancel (every running store:true response; a cancelled
+ *   background one answers its final object again).
  * Invariant: what the one visibility rule lets an HTTP caller `read` (visibility.ts: store:true
  * responses within retention) is visible; everything else is `Response with id '…' not found.`
  * (404).
@@ -28,12 +31,13 @@ import {
   type TimingOptIn,
   wantsTiming,
 } from "../pipeline/turn-timing.ts";
+import { genAiProvider, sampled, type Tracer, traceRefused, traceTurn } from "../pipeline/turn-trace.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
 import { type ServerEvent, TERMINAL_EVENT_TYPES } from "../protocol/server-events.ts";
 import type { ConversationStore, ResponseRecord } from "../store/conversation-store.ts";
 import type { Tenant } from "../tenancy/tenant.ts";
-import type { Admitted } from "./admission.ts";
+import type { AdmissionVerdict, Admitted } from "./admission.ts";
 import { AFFINITY_BUSY_HEADER, type SecretTurnBinding } from "./internal-headers.ts";
 import { newScopeId } from "./scope.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
@@ -50,6 +54,12 @@ export interface HttpTransportDeps {
   track(promise: Promise<unknown>): void;
   /** Write one log line per turn (`TURN_LOG`, src/pipeline/turn-timing.ts). */
   turnLog: boolean;
+  /** The runtime's tracer (src/pipeline/turn-trace.ts), null where it has none: a sampled turn's spans. */
+  tracer?: Tracer | null;
+  /** The session Durable Object's id (hex), on a sampled turn's span. */
+  objectId?: string;
+  /** A model's `gen_ai.provider.name` (turn-trace.ts `genAiProvider` of its route), on a sampled turn's span. */
+  providerOf?(model: string): string;
 }
 
 /** What the Worker knows about a `POST /v1/responses` besides its body. */
@@ -107,24 +117,80 @@ export class HttpTransport {
   }
 
   /**
-   * The answer that declines an affinity-routed request (too busy: the Worker goes elsewhere), or
-   * null — asked before the request is admitted, so a declined one is counted nowhere.
+   * `POST /v1/responses`, validated by the Worker: declined when too busy for an affinity-routed
+   * request (before anything is counted), else admitted by the session's one admission
+   * (admission.ts), then run. A sampled invocation runs it in its turn's span
+   * (src/pipeline/turn-trace.ts), admission included, ended with the turn's log line.
+   * @param admit the session's one admission of this request: the key that made it (the usage
+   *   ledger's key), the model to send and what it reserved (given back when the turn ends
+   *   unbooked), or the error to answer — now when the session's lease covers it, else a promise.
    */
-  declined(options: CreateOptions): Response | null {
-    if (!options.affinity || this.deps.live.size < AFFINITY_MAX_RUNNING) return null;
-    return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
+  create(
+    request: CreateRequest,
+    tenant: string,
+    options: CreateOptions,
+    admit: () => AdmissionVerdict | Promise<AdmissionVerdict>,
+  ): Promise<Response> {
+    // The clock starts when the Worker started reading the body.
+    const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
+    const tracer = this.deps.tracer;
+    if (!sampled(tracer)) return this.admitAndRun(request, tenant, options, admit, timer);
+    const turn = {
+      transport: "http",
+      session: this.deps.objectId ?? "",
+      model: request.model,
+      provider: (model: string) => this.deps.providerOf?.(model) ?? genAiProvider(null),
+      store: request.store ?? true,
+      stream: request.stream === true,
+    } as const;
+    return traceTurn(tracer, turn, (trace) => {
+      timer.trace = trace;
+      return this.admitAndRun(request, tenant, options, admit, timer);
+    });
   }
 
-  /**
-   * `POST /v1/responses`, validated by the Worker and admitted by the session (admission.ts).
-   * @param admitted its admission: the key that made it (the usage ledger's key) and what it
-   *   reserved, given back when the turn ends unbooked.
-   */
-  async create(
+  /** Declined or admitted (a sampled turn's `admission` span), then the turn. */
+  private async admitAndRun(
+    request: CreateRequest,
+    tenant: string,
+    options: CreateOptions,
+    admit: () => AdmissionVerdict | Promise<AdmissionVerdict>,
+    timer: TurnTimer,
+  ): Promise<Response> {
+    const admission = timer.trace?.start("admission");
+    const busy = options.affinity === true && this.deps.live.size >= AFFINITY_MAX_RUNNING;
+    let verdict: AdmissionVerdict | null = null;
+    try {
+      // Declined before anything is counted; else admitted, without awaiting on the warm path (a
+      // lease that covers the call, admission.ts).
+      const pending = busy ? null : admit();
+      verdict = pending instanceof Promise ? await pending : pending;
+    } catch (error) {
+      admission?.end();
+      traceRefused(timer, error instanceof ApiError ? (error.code ?? error.type) : "server_error");
+      throw error;
+    }
+    admission?.end();
+    if (verdict === null) {
+      traceRefused(timer, "affinity_busy");
+      return new Response(null, { status: 503, headers: { [AFFINITY_BUSY_HEADER]: "1" } });
+    }
+    if (verdict instanceof ApiError) {
+      traceRefused(timer, verdict.code ?? verdict.type);
+      throw verdict;
+    }
+    if (verdict.model !== null) request.model = verdict.model;
+    timer.trace?.admitted(request.model);
+    return this.run(request, tenant, options, verdict, timer);
+  }
+
+  /** Runs an admitted turn (`request.model`: the admitted model, aliases resolved). */
+  private async run(
     request: CreateRequest,
     tenant: string,
     options: CreateOptions,
     admitted: Admitted,
+    timer: TurnTimer,
   ): Promise<Response> {
     // store:false over HTTP lives only for this request: a scope nobody else can name.
     const scope: TurnScope = {
@@ -138,11 +204,10 @@ export class HttpTransport {
       this.deps.store.deleteConnectionScoped(scope.connId);
       admitted.release(); // a turn that ended unbooked (a booked one settled it)
     };
-    // The clock starts when the Worker started reading the body.
-    const timer = new TurnTimer(undefined, performance.now() - (options.parseMs ?? 0));
     timer.lap("parse");
     const timed = wantsTiming(options.timing);
     if (request.stream) return this.createStreaming(request, scope, cleanup, timer, timed);
+    if (request.background) return this.createInBackground(request, scope, cleanup, timer);
 
     let terminal: ServerEvent | null = null;
     let result: TurnResult;
@@ -189,8 +254,9 @@ export class HttpTransport {
   /** The turn's log line (`TURN_LOG`). */
   private log(request: CreateRequest, timer: TurnTimer, responseId: string | null, error: unknown): void {
     timer.end();
-    if (!this.deps.turnLog) return;
     const refused = error instanceof ApiError ? (error.code ?? error.type) : error ? "server_error" : null;
+    timer.trace?.finish(timer.stages(), timer.facts(), refused);
+    if (!this.deps.turnLog) return;
     logTurn({
       transport: "http",
       responseId,
@@ -248,6 +314,40 @@ export class HttpTransport {
     return sse.response(timed ? { "server-timing": serverTiming(timer.stages()) } : {});
   }
 
+  /**
+   * `POST /v1/responses` with `background: true` and no `stream`: answers the Response object as
+   * soon as the turn is accepted (`status: "queued"`, the object of `response.created`); the turn
+   * runs on in this Durable Object with no client attached (docs/background.md). A request
+   * Deltagate rejects before accepting it is still a plain HTTP error with its status.
+   */
+  private async createInBackground(
+    request: CreateRequest,
+    scope: TurnScope,
+    cleanup: () => void,
+    timer: TurnTimer,
+  ): Promise<Response> {
+    let announce!: (event: ServerEvent) => void;
+    const created = new Promise<ServerEvent>((resolve) => {
+      announce = resolve;
+    });
+    // The creator's sink hears the turn's events: only its announcement is answered.
+    const sink: EventSink = {
+      send: (event) => {
+        if (event.type === "response.created") announce(event);
+      },
+    };
+    const run = this.deps.engine.run(request, scope, sink, NEVER_ABORTED, timer).finally(cleanup);
+    this.deps.track(
+      run.then(
+        ({ responseId }) => this.log(request, timer, responseId, null),
+        (error: unknown) => this.log(request, timer, null, error),
+      ),
+    );
+    const first = await Promise.race([created, run]);
+    if (!("type" in first)) throw internalError(); // the turn ended without being announced
+    return Response.json(first.response);
+  }
+
   /** `GET /v1/responses/{id}`: the Response object, or its event stream (resumable). */
   retrieve(id: string, options: RetrieveOptions): Response {
     const record = this.visible(id);
@@ -295,10 +395,18 @@ export class HttpTransport {
     });
   }
 
-  /** `POST /v1/responses/{id}/cancel`: ends a running response; answers its final object. */
+  /**
+   * `POST /v1/responses/{id}/cancel`: ends a running response; answers its final object. A
+   * background response cancelled already answers its final object again ("Cancelling twice is
+   * idempotent", https://developers.openai.com/api/docs/guides/background). Foreground store:true
+   * responses stay cancellable too (a Deltagate extension: OpenAI cancels only background ones).
+   */
   async cancel(id: string): Promise<Response> {
-    this.visible(id);
+    const current = this.visible(id);
     const live = this.deps.live.get(id);
+    if (!live && current.background && current.status === "cancelled") {
+      return Response.json(responseObject(current, this.deps.store.items(id, "output")));
+    }
     if (!live) {
       throw invalidRequest(
         `Response with id '${id}' is not in progress and cannot be cancelled.`,

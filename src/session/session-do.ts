@@ -99,16 +99,11 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     const denied = () => foreignTenantError(parent);
-    return this.serve(tenant, "claim", denied, [parent], () => {
-      const declined = this.parts.http.declined(options); // before anything is counted
-      if (declined) return declined;
-      const verdict = this.admit("turn", request, options, request.max_output_tokens);
-      return whenSettled(verdict, (admitted) => {
-        if (admitted instanceof ApiError) throw admitted;
-        if (admitted.model !== null) request.model = admitted.model;
-        return this.parts.http.create(request, tenant, options, admitted);
-      });
-    });
+    return this.serve(tenant, "claim", denied, [parent], () =>
+      this.parts.http.create(request, tenant, options, () =>
+        this.admit("turn", request, options, request.max_output_tokens),
+      ),
+    );
   }
 
   /**

@@ -10,6 +10,7 @@
  * who sees a response gets the same `VisibilitySettings` (visibility.ts).
  */
 
+import * as workers from "cloudflare:workers";
 import { type Config, parseConfig } from "../config/config.ts";
 import { ContextWindow } from "../context/context-window.ts";
 import { CompactEndpoints } from "../engine/compact-endpoints.ts";
@@ -17,12 +18,14 @@ import { LiveRegistry } from "../engine/live-responses.ts";
 import { recoverInterrupted } from "../engine/recovery.ts";
 import { TurnEngine } from "../engine/turn-engine.ts";
 import { createTurnPipeline } from "../pipeline/pipeline.ts";
+import { genAiProvider, tracerOf } from "../pipeline/turn-trace.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
 import { ownerTenant } from "../store/session-meta.ts";
 import { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { ENV_KEY_ID } from "../tenancy/tenant.ts";
+import { webhookTarget } from "../tenancy/tenant-webhook.ts";
 import { ClientPresence } from "../upstream/client-presence.ts";
 import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { Admission } from "./admission.ts";
@@ -37,9 +40,16 @@ import { socketLifetime } from "./socket-lifetime.ts";
 import { ResponseTransfer, type TransferDeps } from "./transfer.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 import type { WarmDeps } from "./warm-on-connect.ts";
+import { WebhookDeliveries } from "./webhook-deliveries.ts";
 import { WebSocketTransport } from "./ws-transport.ts";
 
 const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * The runtime's tracer (`tracing` of `cloudflare:workers`), detected once per isolate: null on a
+ * runtime without it, and then a turn's tracing costs one null check (src/pipeline/turn-trace.ts).
+ */
+const TRACER = tracerOf(workers);
 
 /** The modules of one session Durable Object. */
 export interface SessionParts {
@@ -127,6 +137,19 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     redactor: config.redactor,
     compaction: compactionServices(config, () => ownerTenant(ctx.storage.sql) ?? ""),
   });
+  // Background responses' webhook events (docs/webhooks.md): made in a turn's last commit,
+  // delivered by the alarm.
+  const webhooks = new WebhookDeliveries({
+    outbox: store.webhooks,
+    target: () => webhookTarget(env, config.controlSecret, ownerTenant(ctx.storage.sql), config.redactor),
+    privateTargets: config.webhooks.privateTargets,
+    retry: config.webhooks.retry,
+    now: Date.now,
+    send: (input, init) => fetch(input, init),
+    scheduleAlarm: () => ctx.waitUntil(hooks.scheduleAlarm()),
+    log: (where, responseId, cause) =>
+      logFailure(where, { session: objectId, responseIds: [responseId] }, cause, config.redactor),
+  });
   const engine = new TurnEngine({
     store,
     history: (parentId) => window.history(parentId),
@@ -146,8 +169,10 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     // The usage ledger: a turn's start is opened in its first commit, its end booked in its last.
     started: (scope, record) => tenancy.started(record.id, record.model, scope.keyId ?? ENV_KEY_ID),
     finished: (scope, record, outcome) => {
-      tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
-      ctx.waitUntil(hooks.scheduleAlarm()); // the outbox's flush deadline
+      const booked = tenancy.finished(scope, record, outcome); // the usage outbox, in the turn's commit
+      webhooks.ended(record, outcome); // a background response's event, in the same commit
+      ctx.waitUntil(hooks.scheduleAlarm()); // the outboxes' deadlines
+      return booked;
     },
   });
   const shared = {
@@ -157,6 +182,8 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     visibility,
     now: Date.now,
     turnLog: config.turnLog,
+    tracer: TRACER,
+    providerOf: (model: string) => genAiProvider(router.routeFor(model)?.api),
   };
   const admission = new Admission({
     sql: ctx.storage.sql,
@@ -181,7 +208,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
         keyId: conn.attachment.keyId,
       }),
   });
-  const http = new HttpTransport({ ...shared, track: (promise) => ctx.waitUntil(promise) });
+  const http = new HttpTransport({ ...shared, objectId, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({
     engine,
     keys: config.compactionKeys.then((secrets) => ({ secrets })),
@@ -201,9 +228,14 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const connections = new ConnectionRegistry();
   // The lifecycle parts, in the order their hooks run: a restart's interrupted turns are ended
   // before the scopes are settled; on the alarm, sockets past their lifetime are closed first,
-  // vanished sockets are announced to every part, then retention, then the usage outbox's flush.
+  // vanished sockets are announced to every part, then retention, then the usage outbox's flush,
+  // then webhook deliveries.
   const lifecycle = new SessionLifecycle([
-    { name: "interrupted turns", onWake: () => void recoverInterrupted(store, Date.now()) },
+    {
+      name: "interrupted turns", // a background one's webhook event is made with its end
+      onWake: () =>
+        void recoverInterrupted(store, Date.now(), (record, outcome) => webhooks.ended(record, outcome)),
+    },
     socketLifetime({
       sockets: hooks.sockets,
       connections,
@@ -243,6 +275,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
       onAlarm: () => tenancy.flush(), // usage not reported yet (no loss on eviction)
       nextDeadline: () => tenancy.deadline(), // the usage outbox's flush
     },
+    webhooks, // last: its alarm waits for the receivers' answers
   ]);
   return { config, lifecycle, connections, live, ws, http, compaction, transfer, warm, tenancy, admission };
 }

@@ -14,17 +14,23 @@
  * - an admitted create that never runs (its socket closed first) gives back what it reserved, and
  *   so does a turn that ends without its usage booked (admission.ts `release`);
  * - `response.create` goes to its lane; every event of a named lane carries its `stream_id`;
+ * - `response.create` with `background` is refused (400 `unsupported_parameter`, before the lanes
+ *   and the admission: WebSocket mode does not use it, src/protocol/background.ts);
  * - `response.steer` is answered with `response.steer.failed` / `steering_not_supported`;
  * - on a socket opened with a client secret, a `response.create` outside its binding (another
  *   session's `previous_response_id`, a model or size it does not allow, no turn left) gets an
  *   `error` event and nothing is stored (admission.ts);
- * - a turn's scope carries the key the socket was opened with (the usage ledger's key).
+ * - a turn's scope carries the key the socket was opened with (the usage ledger's key);
+ * - a create whose invocation is sampled runs in its turn's span (src/pipeline/turn-trace.ts),
+ *   admission included, ended after its terminal event or where it ends without running.
  */
 import type { EventSink } from "../engine/event-sink.ts";
 import type { LiveRegistry } from "../engine/live-responses.ts";
 import type { TurnEngine } from "../engine/turn-engine.ts";
 import { TurnTimer } from "../pipeline/turn-timer.ts";
 import { logTurn, timingFrames } from "../pipeline/turn-timing.ts";
+import { genAiProvider, sampled, type Tracer, traceRefused, traceTurn } from "../pipeline/turn-trace.ts";
+import { backgroundOverWebSocket } from "../protocol/background.ts";
 import { parseClientFrame, RESUME_EVENT } from "../protocol/client-events.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent } from "../protocol/error-rendering.ts";
@@ -128,6 +134,10 @@ export interface WebSocketTransportDeps {
     request: CreateRequest,
     bytes: number,
   ): AdmissionVerdict | Promise<AdmissionVerdict>;
+  /** The runtime's tracer (src/pipeline/turn-trace.ts), null where it has none: a sampled turn's spans. */
+  tracer?: Tracer | null;
+  /** A model's `gen_ai.provider.name` (turn-trace.ts `genAiProvider` of its route), on a sampled turn's span. */
+  providerOf?(model: string): string;
 }
 
 /** Frame handling for all sockets of one session. */
@@ -142,9 +152,13 @@ export class WebSocketTransport {
   private readonly now: () => number;
   private readonly turnLog: boolean;
   private readonly admit: WebSocketTransportDeps["admit"];
+  private readonly tracer: Tracer | null;
+  private readonly providerOf: (model: string) => string;
 
   constructor(deps: WebSocketTransportDeps) {
     this.admit = deps.admit;
+    this.tracer = deps.tracer ?? null;
+    this.providerOf = deps.providerOf ?? (() => genAiProvider(null));
     this.engine = deps.engine;
     this.store = deps.store;
     this.live = deps.live;
@@ -240,17 +254,55 @@ export class WebSocketTransport {
     track: (p: Promise<unknown>) => void,
     timer: TurnTimer,
   ): void {
+    if (request.background) {
+      // WebSocket mode does not use `background` (src/protocol/background.ts): nothing is counted.
+      this.sendError(conn, backgroundOverWebSocket(), request.stream_id);
+      return;
+    }
+    if (!sampled(this.tracer)) {
+      this.admitAndQueue(conn, request, bytes, track, timer);
+      return;
+    }
+    // A sampled turn runs in its span (src/pipeline/turn-trace.ts), ended by `reportTiming` (or
+    // where the create ends without running).
+    const turn = {
+      transport: "websocket",
+      session: this.objectId,
+      model: request.model,
+      provider: this.providerOf,
+      store: request.store ?? true,
+      stream: true,
+    } as const;
+    traceTurn(this.tracer, turn, (trace) => {
+      timer.trace = trace;
+      this.admitAndQueue(conn, request, bytes, track, timer);
+    });
+  }
+
+  /** Room on the lane and the one admission (a sampled turn's `admission` span), then its lane. */
+  private admitAndQueue(
+    conn: Connection,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+    timer: TurnTimer,
+  ): void {
     const streamId = request.stream_id;
+    const admission = timer.trace?.start("admission");
     // Room on the connection first (nothing counted for a create it cannot queue), then the one
     // admission: the secret's binding and turns, the tenant's models and limits.
     const full = conn.lanes.admit(streamId, bytes);
     if (full) {
+      admission?.end();
       this.sendError(conn, full, streamId);
+      traceRefused(timer, full.code ?? full.type);
       return;
     }
     const verdict = whenSettled(this.admit(conn, request, bytes), (settled) => {
+      admission?.end();
       if (settled instanceof ApiError) {
         if (!conn.closed.signal.aborted) this.sendError(conn, settled, streamId);
+        traceRefused(timer, settled.code ?? settled.type);
         return null;
       }
       return settled;
@@ -279,9 +331,11 @@ export class WebSocketTransport {
     // drop it rather than generate a response nobody asked to keep waiting for.
     if (conn.closed.signal.aborted) {
       admitted.release();
+      traceRefused(timer, "client_gone");
       return Promise.resolve();
     }
     if (admitted.model !== null) request.model = admitted.model;
+    timer.trace?.admitted(request.model);
     const streamId = request.stream_id;
     timer.lap("queue");
     const run = this.engine
@@ -325,6 +379,7 @@ export class WebSocketTransport {
   ): void {
     timer.end();
     const stages = timer.stages();
+    timer.trace?.finish(stages, timer.facts(), error);
     conn.lastDoneAt = timer.clock();
     const optIn = attachmentOf(conn.ws)?.timing ?? conn.attachment.timing;
     if (optIn && responseId && !conn.closed.signal.aborted) {

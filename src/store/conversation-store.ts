@@ -27,6 +27,7 @@ import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values
 import { migrate } from "./migrations.ts";
 import { ReleasedScopes } from "./released-scopes.ts";
 import { ResponseDeletion, type ResponseDependent } from "./response-deletion.ts";
+import { WebhookOutbox } from "./webhook-outbox.ts";
 
 /**
  * A chain's state as stored with a response (transparent deltas, src/resend/chain-hash.ts): the
@@ -71,6 +72,11 @@ export interface ResponseRecord {
   namedParentId?: string | null;
   /** The rolling hash of its history (src/resend/chain-hash.ts), or null when not kept. */
   chain?: ChainState | null;
+  /**
+   * Created with `background: true` (docs/background.md): announced `queued`, never cancelled for
+   * want of a client, announced by a webhook when it ends.
+   */
+  background?: boolean;
 }
 
 interface ResponseRow extends Record<string, SqlStorageValue> {
@@ -92,6 +98,7 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   chain_items: number | null;
   implicit_parent: number;
   named_parent_id: string | null;
+  background: number;
 }
 
 const INPUT = 0;
@@ -119,6 +126,7 @@ function decode(row: ResponseRow, settings: string): ResponseRecord {
     moderation: parseJson(row.moderation),
     implicitParent: row.implicit_parent === 1,
     namedParentId: row.named_parent_id,
+    background: row.background === 1,
     chain:
       row.chain_hash === null || row.chain_items === null
         ? null
@@ -201,6 +209,8 @@ export class ConversationStore {
   private readonly large: LargeValueStore;
   /** The grace window of closed sockets' store:false state (released-scopes.ts). */
   readonly scopes: ReleasedScopes;
+  /** Webhook events of ended background responses, until delivered (webhook-outbox.ts). */
+  readonly webhooks: WebhookOutbox;
   /** The one deletion of responses (response-deletion.ts). */
   private readonly deletion: ResponseDeletion;
   /** Bumped by every deletion (see `historyEpoch`). */
@@ -222,6 +232,7 @@ export class ConversationStore {
       },
     });
     this.scopes = new ReleasedScopes(storage, (ids) => this.deletion.delete(ids));
+    this.webhooks = new WebhookOutbox(storage.sql);
   }
 
   /**
@@ -282,8 +293,8 @@ export class ConversationStore {
       this.sql.exec(
         `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, settings_pieces,
            usage, error, incomplete_details, created_at, completed_at, chain_hash, chain_items, implicit_parent,
-           named_parent_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           named_parent_id, background)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         record.id,
         record.parentId,
         record.connId,
@@ -301,9 +312,18 @@ export class ConversationStore {
         record.chain?.items ?? null,
         record.implicitParent ? 1 : 0,
         record.namedParentId ?? null,
+        record.background ? 1 : 0,
       );
       this.insertItems(record.id, INPUT, input, tokens);
     });
+  }
+
+  /**
+   * A `queued` response starts (a background response, once announced: docs/background.md).
+   * Does nothing when it is not `queued` (deleted, or already ended).
+   */
+  start(id: string): void {
+    this.sql.exec("UPDATE responses SET status = 'in_progress' WHERE id = ? AND status = 'queued'", id);
   }
 
   /**

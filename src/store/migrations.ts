@@ -15,6 +15,8 @@ import v7 from "../../migrations/0007_responses_by_parent.sql";
 import v8 from "../../migrations/0008_resend_chains.sql";
 import v9 from "../../migrations/0009_items_by_id.sql";
 import v10 from "../../migrations/0010_named_parent.sql";
+import v11 from "../../migrations/0011_background.sql";
+import v12 from "../../migrations/0012_webhook_outbox.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -34,6 +36,8 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 8, sql: v8 },
   { version: 9, sql: v9 },
   { version: 10, sql: v10 },
+  { version: 11, sql: v11 },
+  { version: 12, sql: v12 },
 ];
 
 /**

@@ -6,6 +6,10 @@
  * - `GET|POST /admin/v1/tenants`, `GET|PATCH /admin/v1/tenants/{id}`;
  * - `GET|POST /admin/v1/tenants/{id}/keys`, `POST /admin/v1/tenants/{id}/keys/{key_id}/revoke`
  *   (a new key is in the `POST`'s answer, once; nothing can show it again);
+ * - `GET|PUT|DELETE /admin/v1/tenants/{id}/webhook`: the tenant's webhook endpoint
+ *   (docs/webhooks.md); its URL is checked as a delivery checks it
+ *   (src/webhooks/webhook-target.ts), its signing secret made here unless given, and shown once, in
+ *   the `PUT`'s answer;
  * - `GET /admin/v1/usage?tenant=&since=`.
  */
 import { type Context, Hono } from "hono";
@@ -15,12 +19,15 @@ import { safeEqual } from "../crypto/signing.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { errorResponse } from "../protocol/error-rendering.ts";
 import { ApiError, invalidApiKey, invalidRequest } from "../protocol/errors.ts";
+import { newSigningSecret, secretBytes } from "../webhooks/standard-webhooks.ts";
+import { MAX_URL_CHARS, targetRefusal } from "../webhooks/webhook-target.ts";
 import { TENANT_ID } from "./api-keys.ts";
 import { presentedKey } from "./presented-key.ts";
 import type { TenancyEnv } from "./tenancy-env.ts";
 import { tenantLimitsSchema, tenantSettingsSchema } from "./tenant.ts";
 import type { TenantDurableObject } from "./tenant-do.ts";
-import { sinceDay, usageBuckets } from "./usage-report.ts";
+import type { UsageRow } from "./tenant-store.ts";
+import { sinceDay, usageBuckets, usageTotal } from "./usage-report.ts";
 
 type AdminEnv = { Bindings: TenancyEnv };
 
@@ -37,6 +44,11 @@ const updateTenant = z.strictObject({
   upstream_api_key: z.string().min(1).max(4096).nullable().optional(),
 });
 const createKey = z.strictObject({ name: z.string().min(1).max(200).optional() });
+const setWebhook = z.strictObject({
+  url: z.string().min(1).max(MAX_URL_CHARS),
+  /** A `whsec_` secret to keep (e.g. moving an endpoint); absent: a new one is made. */
+  secret: z.string().min(1).max(200).optional(),
+});
 
 function notFound(what: string): ApiError {
   return new ApiError(404, {
@@ -80,6 +92,17 @@ async function existing(env: TenancyEnv, id: string) {
   const info = await stub.info();
   if (!info) throw notFound(`Tenant '${id}'`);
   return { stub, info };
+}
+
+/**
+ * `existing`, after making a tenant of `DELTAGATE_API_KEYS` that no request made yet (its first
+ * request would: tenant-do.ts `snapshot`), so its webhook can be set before any turn.
+ */
+async function existingOrKeyed(env: TenancyEnv, id: string) {
+  if (TENANT_ID.test(id) && [...parseConfig(env).apiKeys.values()].includes(id)) {
+    await tenants(env).getByName(id).ensure(id, id);
+  }
+  return existing(env, id);
 }
 
 /** Every tenant: the registry's and those of `DELTAGATE_API_KEYS`. */
@@ -168,17 +191,54 @@ export function adminApi(): Hono<AdminEnv> {
     if (!(await stub.revokeKey(keyId))) throw notFound(`Key '${keyId}'`);
     return c.json({ key_id: keyId, revoked: true });
   });
+  admin.put("/tenants/:id/webhook", async (c) => {
+    const { stub } = await existingOrKeyed(c.env, c.req.param("id"));
+    const { url, secret } = await body(c, setWebhook);
+    const config = parseConfig(c.env);
+    const refusal = targetRefusal(url, config.webhooks.privateTargets);
+    if (refusal) throw invalidRequest(refusal, "url", "invalid_value");
+    if (secret !== undefined && !secretBytes(secret)) {
+      throw invalidRequest(
+        "'secret' must be whsec_ followed by base64 of 24 to 64 bytes.",
+        "secret",
+        "invalid_value",
+      );
+    }
+    if (config.controlSecret === null) {
+      throw new ApiError(503, {
+        type: "server_error",
+        code: "control_secret_missing",
+        message: "DELTAGATE_SECRET is not set: a webhook secret cannot be stored.",
+        param: null,
+      });
+    }
+    return c.json(await stub.setWebhook(url, secret ?? newSigningSecret()));
+  });
+  admin.get("/tenants/:id/webhook", async (c) => {
+    const { stub } = await existing(c.env, c.req.param("id"));
+    const info = await stub.webhookInfo();
+    if (!info) throw notFound(`The webhook endpoint of tenant '${c.req.param("id")}'`);
+    return c.json(info);
+  });
+  admin.delete("/tenants/:id/webhook", async (c) => {
+    const { stub } = await existing(c.env, c.req.param("id"));
+    if (!(await stub.removeWebhook()))
+      throw notFound(`The webhook endpoint of tenant '${c.req.param("id")}'`);
+    return c.json({ object: "webhook_endpoint", deleted: true });
+  });
   admin.get("/usage", async (c) => {
     const since = sinceDay(c.req.query("since"), Date.now());
     const only = c.req.query("tenant");
     const ids = only ? [only] : await tenantIds(c.env);
     const data = [];
+    const all: UsageRow[] = [];
     for (const id of ids) {
       if (!TENANT_ID.test(id)) throw notFound(`Tenant '${id}'`);
       const rows = await tenants(c.env).getByName(id).usage(since);
+      all.push(...rows);
       for (const bucket of usageBuckets(rows)) data.push({ tenant: id, ...bucket });
     }
-    return c.json({ object: "list", since, data });
+    return c.json({ object: "list", since, data, total: usageTotal(all) });
   });
   return admin;
 }
@@ -191,5 +251,11 @@ export async function tenantUsage(
 ): Promise<Response> {
   const from = sinceDay(since, Date.now());
   const rows = env.TENANTS ? await env.TENANTS.getByName(tenant).usage(from) : [];
-  return Response.json({ object: "list", tenant, since: from, data: usageBuckets(rows) });
+  return Response.json({
+    object: "list",
+    tenant,
+    since: from,
+    data: usageBuckets(rows),
+    total: usageTotal(rows),
+  });
 }

@@ -6,7 +6,9 @@
  * - the tenant's snapshot and gate the session's one admission (src/session/admission.ts) asks:
  *   nothing else calls the gate's admission (test/unit/architecture.test.ts);
  * - each metered call's usage, by key and model — turns, compactions, forwarded `input_tokens` —
- *   opened when it starts and booked once when it ends, a call a restart ended on the next wake
+ *   with its cached and cache-write tokens and its cost (`PRICES`, src/context/turn-cost.ts, priced
+ *   here once: the turn's log line and timing event report the booked figure), opened when it
+ *   starts and booked once when it ends, a call a restart ended on the next wake
  *   (usage-outbox.ts), settling what its admission reserved (tenant-gate.ts); a call admitted and
  *   never run gives its reservation back (`release`);
  * - the safety policy of the tenant (the tenant's own replaces its `SAFETY_TENANTS` entry);
@@ -15,7 +17,9 @@
  *   and an upgrade of a tenant that has one reads it before the upstream is warmed.
  */
 import type { Config } from "../config/config.ts";
+import { meteredCall, priceOf, usdOf } from "../context/turn-cost.ts";
 import type { TurnReservation, TurnScope } from "../engine/turn-engine.ts";
+import type { TurnFacts } from "../pipeline/turn-timer.ts";
 import { errorEvent } from "../protocol/error-rendering.ts";
 import { invalidApiKey } from "../protocol/errors.ts";
 import type { SafetySettings } from "../safety/config.ts";
@@ -125,7 +129,9 @@ export class SessionTenancy {
    * @returns how many were booked.
    */
   recover(): number {
-    return this.outbox.recoverOpen(Date.now());
+    return this.outbox.recoverOpen(Date.now(), (model) =>
+      priceOf(this.deps.config.prices, model) ? 0 : null,
+    );
   }
 
   /** A socket closed: its lease goes back to the tenant. */
@@ -151,9 +157,12 @@ export class SessionTenancy {
     this.outbox.open(id, model, keyId, Date.now());
   }
 
-  /** A turn ended: its usage goes to the outbox (in the turn's commit), under the key that made it. */
-  finished(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): void {
-    this.ended(
+  /**
+   * A turn ended: its usage goes to the outbox (in the turn's commit), under the key that made it.
+   * @returns its tokens and cost as booked, for the turn's log line and timing event.
+   */
+  finished(scope: TurnScope, record: ResponseRecord, outcome: ResponseOutcome | null): TurnFacts {
+    return this.ended(
       record.id,
       scope.keyId ?? ENV_KEY_ID,
       record.model,
@@ -167,6 +176,7 @@ export class SessionTenancy {
    * A metered call ended (`started` before, or not: a turn that never reached its upstream):
    * its usage into the outbox, once, in the same synchronous step that closes its open row and
    * settles what its admission reserved.
+   * @returns its tokens and cost as booked.
    */
   ended(
     id: string,
@@ -175,18 +185,27 @@ export class SessionTenancy {
     status: string,
     usage: unknown,
     reservation?: TurnReservation | null,
-  ): void {
-    const counted = usage as { input_tokens?: unknown; output_tokens?: unknown } | null | undefined;
-    const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
+  ): TurnFacts {
+    const { tokens, costNanoUsd } = meteredCall(this.deps.config.prices, model, usage);
     this.gate.finished({
       id,
       keyId,
       model,
       status,
-      inputTokens: count(counted?.input_tokens),
-      outputTokens: count(counted?.output_tokens),
+      inputTokens: tokens.input,
+      cachedTokens: tokens.cached,
+      cacheWriteTokens: tokens.cacheWrite,
+      outputTokens: tokens.output,
+      costNanoUsd,
       reservation: reservation ?? undefined,
     });
+    return {
+      input_tokens: tokens.input,
+      cached_tokens: tokens.cached,
+      cache_write_tokens: tokens.cacheWrite,
+      output_tokens: tokens.output,
+      cost_usd: usdOf(costNanoUsd),
+    };
   }
 
   /**

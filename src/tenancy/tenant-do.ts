@@ -7,7 +7,9 @@
  *   revoked keys among those the session's sockets use and the tenant's own upstream key, sealed
  *   (tenant-upstream-key.ts unseals it in the session);
  * - `openSocket` / `closeSocket`: socket leases (max_sockets, sessions_per_key);
- * - admin: create, update, keys, usage.
+ * - `webhookEndpoint`: the tenant's webhook URL and sealed signing secret, for a session about to
+ *   deliver (tenant-webhook.ts unseals it there);
+ * - admin: create, update, keys, usage, the webhook endpoint.
  * Why a Durable Object per tenant: strongly consistent (a revocation or a budget is exact here), no
  * global bottleneck (Cloudflare calls one global limiter object an anti-pattern, and one object
  * serves about 1,000 requests/s), and it is off the hot path: the Worker and the sessions cache
@@ -19,7 +21,7 @@ import { parseConfig } from "../config/config.ts";
 import type { Env } from "../config/env.ts";
 import { mintKey, TENANT_ID } from "./api-keys.ts";
 import { dayOf, minuteOf } from "./clock.ts";
-import { controlKeys, sealUpstreamKey } from "./control-crypto.ts";
+import { controlKeys, sealUpstreamKey, sealWebhookSecret } from "./control-crypto.ts";
 import { LEASE_TTL_MS, type LeaseBudget, leaseAllowance } from "./lease-policy.ts";
 import type { TenantRegistryDurableObject } from "./registry-do.ts";
 import {
@@ -106,7 +108,22 @@ export interface TenantInfo {
   limits: TenantLimits;
   settings: TenantSettings;
   own_upstream_key: boolean;
+  /** Its webhook endpoint's URL (docs/webhooks.md), or null. */
+  webhook_url: string | null;
   open_sockets: number;
+}
+
+/** The admin view of a tenant's webhook endpoint (never its secret). */
+export interface WebhookInfo {
+  object: "webhook_endpoint";
+  url: string;
+  created_at: number;
+}
+
+/** What a session needs to deliver: the endpoint and its secret, still sealed. */
+export interface StoredWebhook {
+  url: string;
+  secretSealed: string;
 }
 
 /** One tenant's control-plane state. */
@@ -287,6 +304,7 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
       limits: row.limits,
       settings: row.settings,
       own_upstream_key: row.upstream_key_sealed !== null,
+      webhook_url: this.store.webhook()?.url ?? null,
       open_sockets: this.store.openSockets(Date.now()),
     };
   }
@@ -341,6 +359,38 @@ export class TenantDurableObject extends DurableObject<TenantObjectEnv> {
         revoked_at: null,
       },
     };
+  }
+
+  /**
+   * Sets the webhook endpoint: `url` (checked by the admin API) and its signing secret, sealed
+   * here; answers the endpoint with the secret, the only time it is shown.
+   * @throws {Error} when the tenant does not exist or no control secret (`DELTAGATE_SECRET`) can seal the secret.
+   */
+  async setWebhook(url: string, secret: string): Promise<WebhookInfo & { secret: string }> {
+    const row = this.store.tenant();
+    if (!row) throw new Error("no such tenant");
+    const keys = controlKeys(parseConfig(this.env).controlSecret);
+    if (!keys) throw new Error("DELTAGATE_SECRET is not set: cannot store a webhook secret");
+    const now = Date.now();
+    this.store.setWebhook(url, await sealWebhookSecret(await keys, row.id, secret), now);
+    return { object: "webhook_endpoint", url, secret, created_at: now };
+  }
+
+  /** The webhook endpoint as the admin API shows it, or null. */
+  webhookInfo(): WebhookInfo | null {
+    const webhook = this.store.webhook();
+    return webhook ? { object: "webhook_endpoint", url: webhook.url, created_at: webhook.createdAt } : null;
+  }
+
+  /** Removes the webhook endpoint (events not delivered yet are dropped); false when there was none. */
+  removeWebhook(): boolean {
+    return this.store.removeWebhook();
+  }
+
+  /** For a session about to deliver: the endpoint and its sealed secret, or null. */
+  webhookEndpoint(): StoredWebhook | null {
+    const webhook = this.store.webhook();
+    return webhook ? { url: webhook.url, secretSealed: webhook.secretSealed } : null;
   }
 
   listKeys(): KeyRecord[] {

@@ -43,8 +43,13 @@ export interface FinishedTurn {
   keyId: string;
   model: string;
   status: string;
+  /** All input tokens, cached and cache-write ones included (src/context/turn-cost.ts). */
   inputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
   outputTokens: number;
+  /** Its cost in nano-dollars (`PRICES`); null when its model has no price. */
+  costNanoUsd: number | null;
   /** What its admission reserved (settled here to the real usage). */
   reservation?: TurnReservation | undefined;
 }

@@ -1,7 +1,7 @@
 /**
  * The SQLite storage of one tenant Durable Object: the tenant row, its API keys (hashes only),
- * the usage ledger, per-minute turn counts, sessions' admission leases and socket leases. Owns
- * every query of that schema
+ * the usage ledger, per-minute turn counts, sessions' admission leases, socket leases and its
+ * webhook endpoint (the secret sealed). Owns every query of that schema
  * (migrations/tenant/) and the exactly-once rule of usage batches.
  * Invariants: a key is found by its SHA-256 only; a batch of a session's usage outbox is applied
  * at most once (`usage_sources.last_seq`), in one transaction with its ledger rows.
@@ -9,6 +9,8 @@
  */
 import v1 from "../../migrations/tenant/0001_tenant.sql";
 import v2 from "../../migrations/tenant/0002_leases.sql";
+import v3 from "../../migrations/tenant/0003_webhook.sql";
+import v4 from "../../migrations/tenant/0004_usage_cache_cost.sql";
 import {
   fullLimits,
   type TenantLimits,
@@ -17,7 +19,8 @@ import {
   tenantSettingsSchema,
 } from "./tenant.ts";
 
-const MIGRATIONS = [v1, v2];
+// Applied in order, each once (`meta.schema_version` counts them).
+const MIGRATIONS = [v1, v2, v3, v4];
 
 /** One finished turn, as a session's outbox reports it (usage-outbox.ts). */
 export interface UsageEntry {
@@ -27,8 +30,13 @@ export interface UsageEntry {
   model: string;
   keyId: string;
   status: string;
+  /** All input tokens, the cached and cache-write ones included (src/context/turn-cost.ts). */
   inputTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
   outputTokens: number;
+  /** The call's cost in nano-dollars, null when its model has no price (`PRICES`). */
+  costNanoUsd: number | null;
 }
 
 /** Turns a session admitted in one minute, and their request bytes. */
@@ -55,7 +63,13 @@ export type UsageRow = {
   status: string;
   turns: number;
   input_tokens: number;
+  cached_tokens: number;
+  cache_write_tokens: number;
   output_tokens: number;
+  /** Sum of the priced turns' costs, nano-dollars; null when none of them was priced. */
+  cost_nano_usd: number | null;
+  /** Turns whose model had a price (their costs are in `cost_nano_usd`). */
+  priced_turns: number;
 };
 
 /** A key as listings show it (never the key, never its hash). */
@@ -141,6 +155,31 @@ export class TenantStore {
       this.sql.exec("UPDATE tenant SET upstream_key_sealed = ?", change.sealed);
   }
 
+  /** The webhook endpoint: its URL, sealed secret and when it was set (ms), or null. */
+  webhook(): { url: string; secretSealed: string; createdAt: number } | null {
+    const row = this.sql
+      .exec<{ url: string; secret_sealed: string; created_at: number }>(
+        "SELECT url, secret_sealed, created_at FROM webhook",
+      )
+      .toArray()[0];
+    return row ? { url: row.url, secretSealed: row.secret_sealed, createdAt: row.created_at } : null;
+  }
+
+  /** Sets (or replaces) the webhook endpoint. */
+  setWebhook(url: string, secretSealed: string, now: number): void {
+    this.sql.exec(
+      "INSERT OR REPLACE INTO webhook (one, url, secret_sealed, created_at) VALUES (1, ?, ?, ?)",
+      url,
+      secretSealed,
+      now,
+    );
+  }
+
+  /** Removes the webhook endpoint; false when there was none. */
+  removeWebhook(): boolean {
+    return this.sql.exec("DELETE FROM webhook").rowsWritten > 0;
+  }
+
   /** Stores a new key (its hash and prefix). */
   addKey(keyId: string, hash: string, prefix: string, name: string | null, now: number): void {
     this.sql.exec(
@@ -214,16 +253,29 @@ export class TenantStore {
       let applied = last;
       for (const entry of entries) {
         if (entry.seq <= last) continue;
+        // `?? `: a batch of a session still running the code before these fields (a deploy in flight).
+        const cost = entry.costNanoUsd ?? null;
         this.sql.exec(
-          `INSERT INTO usage (day, model, key_id, status, turns, input_tokens, output_tokens) VALUES (?, ?, ?, ?, 1, ?, ?)
+          `INSERT INTO usage (day, model, key_id, status, turns, input_tokens, output_tokens,
+             cached_tokens, cache_write_tokens, cost_nano_usd, priced_turns)
+           VALUES (?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (day, model, key_id, status) DO UPDATE SET turns = turns + 1,
-             input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens`,
+             input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
+             cached_tokens = cached_tokens + excluded.cached_tokens,
+             cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+             cost_nano_usd = CASE WHEN excluded.cost_nano_usd IS NULL THEN cost_nano_usd
+               ELSE COALESCE(cost_nano_usd, 0) + excluded.cost_nano_usd END,
+             priced_turns = priced_turns + excluded.priced_turns`,
           entry.day,
           entry.model,
           entry.keyId,
           entry.status,
           entry.inputTokens,
           entry.outputTokens,
+          entry.cachedTokens ?? 0,
+          entry.cacheWriteTokens ?? 0,
+          cost,
+          cost === null ? 0 : 1,
         );
         applied = Math.max(applied, entry.seq);
       }
@@ -319,7 +371,10 @@ export class TenantStore {
   usage(since: string): UsageRow[] {
     return this.sql
       .exec<UsageRow>(
-        `SELECT day, model, status, SUM(turns) AS turns, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens
+        `SELECT day, model, status, SUM(turns) AS turns, SUM(input_tokens) AS input_tokens,
+           SUM(cached_tokens) AS cached_tokens, SUM(cache_write_tokens) AS cache_write_tokens,
+           SUM(output_tokens) AS output_tokens, SUM(cost_nano_usd) AS cost_nano_usd,
+           SUM(priced_turns) AS priced_turns
          FROM usage WHERE day >= ? GROUP BY day, model, status ORDER BY day, model, status`,
         since,
       )

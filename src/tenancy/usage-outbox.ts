@@ -9,7 +9,9 @@
  * made it) when it starts and `close`d when it ends — the open row deleted and the outbox row
  * written in one synchronous step, so one commit; on wake, `recoverOpen` books each call a
  * restart left open as `failed`, in one step too. So every call lands in the outbox once.
- * The tables are created here (not in migrations/) because only this module reads or writes them.
+ * The tables are created here (not in migrations/) because only this module reads or writes them;
+ * an outbox made before the cache and cost columns gets them on construction (`addColumns`), its
+ * waiting rows kept (0 cached tokens, no cost).
  */
 import { dayOf } from "./clock.ts";
 import type { UsageEntry } from "./tenant-store.ts";
@@ -30,7 +32,10 @@ export class UsageOutbox {
     sql.exec(`CREATE TABLE IF NOT EXISTS usage_outbox (
       seq INTEGER PRIMARY KEY AUTOINCREMENT,
       day TEXT NOT NULL, model TEXT NOT NULL, key_id TEXT NOT NULL, status TEXT NOT NULL,
-      input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, at INTEGER NOT NULL)`);
+      input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, at INTEGER NOT NULL,
+      cached_tokens INTEGER NOT NULL DEFAULT 0, cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+      cost_nano_usd INTEGER)`);
+    addColumns(sql);
     sql.exec(`CREATE TABLE IF NOT EXISTS usage_open (
       id TEXT PRIMARY KEY, model TEXT NOT NULL, key_id TEXT NOT NULL, at INTEGER NOT NULL)`);
     const row = sql
@@ -43,7 +48,8 @@ export class UsageOutbox {
   /** Records one finished turn. */
   add(entry: Omit<UsageEntry, "seq">, at: number): void {
     this.sql.exec(
-      "INSERT INTO usage_outbox (day, model, key_id, status, input_tokens, output_tokens, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO usage_outbox (day, model, key_id, status, input_tokens, output_tokens, at,
+         cached_tokens, cache_write_tokens, cost_nano_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       entry.day,
       entry.model,
       entry.keyId,
@@ -51,6 +57,9 @@ export class UsageOutbox {
       entry.inputTokens,
       entry.outputTokens,
       at,
+      entry.cachedTokens,
+      entry.cacheWriteTokens,
+      entry.costNanoUsd,
     );
     this.waiting++;
     this.oldest ??= at;
@@ -76,15 +85,17 @@ export class UsageOutbox {
   /**
    * Books every call an earlier instance left open (a restart ended it) as `failed` with no
    * tokens (nothing is left to count what its upstream had been sent), on the day it started.
+   * @param costOf the cost of a call of `model` with no tokens (0, or null: the model has no price).
    * @returns how many were booked.
    */
-  recoverOpen(now: number): number {
+  recoverOpen(now: number, costOf: (model: string) => number | null): number {
     const open = this.sql
       .exec<{ id: string; model: string; key_id: string; at: number }>("SELECT * FROM usage_open")
       .toArray();
     for (const row of open) {
       const entry = { day: dayOf(row.at), model: row.model, keyId: row.key_id, status: "failed" };
-      this.close(row.id, { ...entry, inputTokens: 0, outputTokens: 0 }, now);
+      const tokens = { inputTokens: 0, cachedTokens: 0, cacheWriteTokens: 0, outputTokens: 0 };
+      this.close(row.id, { ...entry, ...tokens, costNanoUsd: costOf(row.model) }, now);
     }
     return open.length;
   }
@@ -99,7 +110,10 @@ export class UsageOutbox {
         key_id: string;
         status: string;
         input_tokens: number;
+        cached_tokens: number;
+        cache_write_tokens: number;
         output_tokens: number;
+        cost_nano_usd: number | null;
       }>("SELECT * FROM usage_outbox ORDER BY seq LIMIT ?", OUTBOX_BATCH)
       .toArray()
       .map((row) => ({
@@ -109,7 +123,10 @@ export class UsageOutbox {
         keyId: row.key_id,
         status: row.status,
         inputTokens: row.input_tokens,
+        cachedTokens: row.cached_tokens,
+        cacheWriteTokens: row.cache_write_tokens,
         outputTokens: row.output_tokens,
+        costNanoUsd: row.cost_nano_usd,
       }));
   }
 
@@ -138,5 +155,24 @@ export class UsageOutbox {
   /** When the oldest waiting row was written, or null when the outbox is empty. */
   oldestAt(): number | null {
     return this.waiting === 0 ? null : this.oldest;
+  }
+}
+
+/** The columns added after the first outbox schema, with their defaults for rows already waiting. */
+const ADDED_COLUMNS = [
+  "cached_tokens INTEGER NOT NULL DEFAULT 0",
+  "cache_write_tokens INTEGER NOT NULL DEFAULT 0",
+  "cost_nano_usd INTEGER",
+];
+
+/** Adds to an outbox made before them the columns it lacks (read from its schema in `sqlite_master`). */
+function addColumns(sql: SqlStorage): void {
+  const schema =
+    sql
+      .exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'usage_outbox'")
+      .toArray()[0]?.sql ?? "";
+  for (const column of ADDED_COLUMNS) {
+    const name = column.slice(0, column.indexOf(" "));
+    if (!schema.includes(name)) sql.exec(`ALTER TABLE usage_outbox ADD COLUMN ${column}`);
   }
 }

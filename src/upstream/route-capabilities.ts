@@ -19,7 +19,7 @@
 import type { TurnSettings } from "../protocol/create-request.ts";
 import { isRecord } from "../protocol/json.ts";
 import type { UpstreamApi } from "./routes.ts";
-import { UpstreamError } from "./upstream.ts";
+import { UpstreamError, type UpstreamRequest } from "./upstream.ts";
 
 /** What one wire API serves beyond what its adapter maps. */
 export interface RouteCapabilities {
@@ -91,4 +91,33 @@ export function capabilityRefusal(api: UpstreamApi, settings: Partial<TurnSettin
 
 function refusal(code: string, message: string, param: string): UpstreamError {
   return new UpstreamError(400, code, message, "invalid_request_error", null, param);
+}
+
+/**
+ * `capabilityRefusal`, then what the adapter's request builder refuses of `settings` alone (a
+ * request with no input: the settings a translating adapter has no mapping for). Never throws.
+ * @param build the adapter's request builder; it throws an `UpstreamError` for what it refuses.
+ */
+export function translatedRefusal(
+  api: UpstreamApi,
+  settings: Partial<TurnSettings>,
+  build: (probe: UpstreamRequest) => unknown,
+): UpstreamError | null {
+  const unservable = capabilityRefusal(api, settings);
+  if (unservable) return unservable;
+  const probe: UpstreamRequest = {
+    model: "",
+    input: [],
+    newInput: [],
+    previousResponseId: null,
+    responseId: "",
+    settings,
+    sessionKey: "",
+  };
+  try {
+    build(probe);
+    return null;
+  } catch (cause) {
+    return cause instanceof UpstreamError ? cause : null;
+  }
 }

@@ -44,3 +44,8 @@ export function synthesizedResponse(
     tools: (s.tools ?? []) as Json,
   };
 }
+
+/** An `output_text` content part of a synthesized message (no annotations, no logprobs). */
+export function outputTextPart(text: string): JsonObject {
+  return { type: "output_text", text, annotations: [], logprobs: [] };
+}

@@ -27,6 +27,7 @@ import { parseConfig } from "../config/config.ts";
 import { keepaliveWanted } from "../http/client-options.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { timingOptIn, wantsTiming } from "../pipeline/turn-timing.ts";
+import { backgroundRefusal } from "../protocol/background.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
@@ -145,7 +146,8 @@ function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
  * The body of `POST /v1/responses`, decompressed within the request size limit
  * (src/http/request-body.ts), parsed and validated once.
  * @throws {ApiError} 413 `request_too_large`; 415/400 for a compressed body of an unknown encoding
- *   or a corrupt one; 400 `invalid_json`, a field error, or a WebSocket-only field.
+ *   or a corrupt one; 400 `invalid_json`, a field error, a WebSocket-only field, or `background`
+ *   without `store`.
  */
 async function createBody(request: Request): Promise<{ request: CreateRequest; bytes: number }> {
   const text = await readBodyText(request);
@@ -162,6 +164,8 @@ async function createBody(request: Request): Promise<{ request: CreateRequest; b
       );
     }
   }
+  const refused = backgroundRefusal(parsed.data); // background needs store (src/protocol/background.ts)
+  if (refused) throw refused;
   return { request: parsed.data, bytes: utf8Length(text) };
 }
 

@@ -2,13 +2,17 @@
  * `npm run admin` (scripts/admin.ts) against the local stack `npm start` runs: the seeded dev
  * tenant is listed; a tenant and a key are created (the key printed once) and the key works; its
  * usage shows up; a limit is set; the key is revoked and refused once the Worker's cache bound has
- * passed (or at once in a fresh isolate).
+ * passed (or at once in a fresh isolate); the dev tenant's webhook is set to a receiver on this
+ * machine (`npm start` allows loopback targets) and a background response's event reaches it,
+ * verified by the `openai` SDK (docs/webhooks.md "Try it locally").
  */
 import { join } from "node:path";
+import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
 import { runProcess } from "../support/e2e-process.ts";
 import { useProxiedStack } from "../support/e2e-stack.ts";
+import { type ReceivedAttempt, startWebhookReceiver } from "../support/webhook-receiver.ts";
 
 const e2e = useProxiedStack();
 
@@ -73,5 +77,40 @@ describe("npm run admin against the local stack", () => {
         interval: 1_000,
       })
       .toBe(401);
+  });
+
+  it("sets the dev tenant's webhook to a local receiver; a background response's event arrives signed", async () => {
+    const { origin } = e2e.stack;
+    const receiver = await startWebhookReceiver();
+    try {
+      const url = `${receiver.url}/hooks/local-dev`;
+      const out = await admin("webhook", "set", "local", url);
+      const secret = out.split("\n")[0] ?? "";
+      expect(secret).toMatch(/^whsec_/);
+      expect(JSON.parse(await admin("webhook", "show", "local", "--json"))).toMatchObject({ url });
+      const created = await fetch(`${origin}/v1/responses`, {
+        method: "POST",
+        headers: { authorization: "Bearer dg-local-dev-key", "content-type": "application/json" },
+        body: JSON.stringify({ model: "deltagate-sim", input: "hi [sim:tokens=3]", background: true }),
+      });
+      expect(created.status).toBe(200);
+      const { id } = (await created.json()) as { id: string };
+      const deliveries = async () =>
+        (
+          (await (await fetch(`${receiver.url}/_ctl/deliveries?name=local-dev`)).json()) as {
+            data: ReceivedAttempt[];
+          }
+        ).data;
+      await expect.poll(async () => (await deliveries()).length, { timeout: 30_000 }).toBe(1);
+      const [attempt] = await deliveries();
+      const event = await new OpenAI({ apiKey: "unused", webhookSecret: secret }).webhooks.unwrap(
+        attempt!.body,
+        attempt!.headers,
+      );
+      expect(event).toMatchObject({ type: "response.completed", data: { id } });
+      await admin("webhook", "remove", "local");
+    } finally {
+      await receiver.close();
+    }
   });
 });

@@ -11,11 +11,14 @@
  * - `anthropicSimulatorUrl`: a simulator for the Anthropic routes (`/v1/messages`), with a 64-token
  *   minimum cacheable prompt, so the short conversations of tests are cached;
  * - `geminiSimulatorUrl`: a simulator for the Gemini routes (`/v1beta/models/…`), with a 64-token
- *   implicit-cache minimum, likewise.
+ *   implicit-cache minimum, likewise;
+ * - `webhookReceiverUrl`: a webhook receiver that records deliveries (webhook-receiver.ts); the
+ *   only loopback origin the workers project allows webhooks to (`WEBHOOK_ALLOW_PRIVATE_TARGETS`).
  */
 import type { TestProject } from "vitest/node";
 import { startSimulator } from "../../simulator/server.ts";
 import { startEchoUpstream } from "./echo-upstream.ts";
+import { startWebhookReceiver } from "./webhook-receiver.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -25,6 +28,7 @@ declare module "vitest" {
     echoUpstreamUrl: string;
     anthropicSimulatorUrl: string;
     geminiSimulatorUrl: string;
+    webhookReceiverUrl: string;
   }
 }
 
@@ -46,12 +50,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   const gemini = await startSimulator({ port: 0, host: "127.0.0.1", quiet: true, geminiCacheMinTokens: 64 });
   const echo = await startEchoUpstream();
+  const receiver = await startWebhookReceiver();
   project.provide("simulatorUrl", sim.url);
   project.provide("otherProviderUrl", other.url);
   project.provide("largeSimulatorUrl", large.url);
   project.provide("echoUpstreamUrl", echo.url);
   project.provide("anthropicSimulatorUrl", anthropic.url);
   project.provide("geminiSimulatorUrl", gemini.url);
+  project.provide("webhookReceiverUrl", receiver.url);
   return async () => {
     await Promise.all([
       sim.close(),
@@ -60,6 +66,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       anthropic.close(),
       gemini.close(),
       echo.close(),
+      receiver.close(),
     ]);
   };
 }

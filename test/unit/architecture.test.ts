@@ -17,6 +17,7 @@ const LAYERS = [
   "session",
   "tenancy",
   "config",
+  "webhooks",
   "http",
   "engine",
   "pipeline",

@@ -67,7 +67,8 @@ describe("POST /v1/client_secrets", () => {
     [{ session: { max_turns: 0 } }, "session.max_turns"],
     [{ session: { models: [] } }, "session.models"],
     [{ session: { max_request_bytes: 25 * 1024 * 1024 } }, "session.max_request_bytes"],
-    [{ session: { max_turn: 3 } }, "session"],
+    // An unknown field is named with its path, as OpenAI names an unknown parameter (unknown_parameter).
+    [{ session: { max_turn: 3 } }, "session.max_turn"],
   ])("refuses %j with a 400 naming the field", async (body, param) => {
     const res = await workerFetch("/v1/client_secrets", {
       method: "POST",

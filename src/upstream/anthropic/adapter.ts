@@ -17,8 +17,9 @@ import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
-import { capabilityRefusal } from "../route-capabilities.ts";
-import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
+import { translatedRefusal } from "../route-capabilities.ts";
+import { startTranslatedStream, synthesisMetaFor } from "../translated-stream.ts";
+import type { Upstream, UpstreamError, UpstreamRequest, UpstreamStream } from "../upstream.ts";
 import { DEFAULT_CACHE_MIN_TOKENS } from "./cache-breakpoints.ts";
 import { anthropicFailure } from "./errors.ts";
 import { type CacheSettings, toAnthropicRequest } from "./request.ts";
@@ -55,23 +56,9 @@ export class AnthropicMessagesUpstream implements Upstream {
    * request.ts), checked before the turn starts.
    */
   refusal(settings: Partial<TurnSettings>): UpstreamError | null {
-    const unservable = capabilityRefusal("anthropic-messages", settings);
-    if (unservable) return unservable;
-    const probe = {
-      model: "",
-      input: [],
-      newInput: [],
-      previousResponseId: null,
-      responseId: "",
-      settings,
-      sessionKey: "",
-    };
-    try {
-      toAnthropicRequest(probe, this.options.baseUrl, { breakpoints: false, minTokens: 0 });
-      return null;
-    } catch (cause) {
-      return cause instanceof UpstreamError ? cause : null;
-    }
+    return translatedRefusal("anthropic-messages", settings, (probe) =>
+      toAnthropicRequest(probe, this.options.baseUrl, { breakpoints: false, minTokens: 0 }),
+    );
   }
 
   /** @inheritdoc */
@@ -82,20 +69,8 @@ export class AnthropicMessagesUpstream implements Upstream {
     request.onSent?.({ items: request.input.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.http, "/messages", body, signal, anthropicFailure);
     request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
-    const synthesizer = new AnthropicEventSynthesizer({
-      id: `resp_claude_${randomToken(16)}`,
-      model: request.model,
-      createdAt: Math.floor((this.options.now ?? Date.now)() / 1000),
-      settings: request.settings,
-    });
-    const events = anthropicStreamEvents(response.body, synthesizer, signal);
-    const first = await events.next();
-    if (first.done) {
-      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before any event.");
-    }
-    return markStreamOrigin(
-      { first: first.value, rest: { [Symbol.asyncIterator]: () => events } },
-      this.options.baseUrl,
-    );
+    const meta = synthesisMetaFor("claude", request, randomToken(16), this.options.now);
+    const events = anthropicStreamEvents(response.body, new AnthropicEventSynthesizer(meta), signal);
+    return markStreamOrigin(await startTranslatedStream(events), this.options.baseUrl);
   }
 }

@@ -19,29 +19,19 @@
  */
 import type { Item } from "../../protocol/items.ts";
 import { isRecord, type Json } from "../../protocol/json.ts";
+import {
+  callArgumentsObject,
+  dataUrl,
+  outputsByCallId,
+  stringField,
+  TEXT_PART_TYPES,
+  unsupportedContent,
+} from "../content-parts.ts";
 import { ORIGIN_FIELD } from "../encrypted-reasoning.ts";
-import { UpstreamError } from "../upstream.ts";
 import { openThinking } from "./thinking-blocks.ts";
 import type { AnthropicMessage, ContentBlock } from "./wire.ts";
 
 type Fields = { [field: string]: unknown };
-
-const TEXT_PARTS = new Set(["input_text", "output_text", "text"]);
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-/** 400 for what an Anthropic route cannot carry, naming it. */
-export function unsupported(message: string, param: string | null = null): UpstreamError {
-  return new UpstreamError(400, "unsupported_content", message, "invalid_request_error", null, param);
-}
-
-/** A `data:` URL split into its media type and base64 payload, or null. */
-function dataUrl(url: string): { mediaType: string; data: string } | null {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return match?.[1] && match[2] !== undefined ? { mediaType: match[1], data: match[2] } : null;
-}
 
 /**
  * A message's content (a string or Responses parts) as Anthropic blocks: text parts → `text`
@@ -54,17 +44,19 @@ export function toBlocks(content: unknown): ContentBlock[] {
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
   const out: ContentBlock[] = [];
   for (const part of Array.isArray(content) ? content.filter(isRecord) : []) {
-    const type = str(part.type) ?? "";
-    const text = str(part.text);
-    if (TEXT_PARTS.has(type) && text !== undefined) {
+    const type = stringField(part.type) ?? "";
+    const text = stringField(part.text);
+    if (TEXT_PART_TYPES.has(type) && text !== undefined) {
       if (text !== "") out.push({ type: "text", text });
     } else if (type === "refusal") {
-      const refusal = str(part.refusal) ?? "";
+      const refusal = stringField(part.refusal) ?? "";
       if (refusal !== "") out.push({ type: "text", text: refusal });
     } else if (type === "input_image") {
-      const url = str(part.image_url);
+      const url = stringField(part.image_url);
       if (!url)
-        throw unsupported("input_image parts need an image_url for an Anthropic upstream (no file_id).");
+        throw unsupportedContent(
+          "input_image parts need an image_url for an Anthropic upstream (no file_id).",
+        );
       const inline = dataUrl(url);
       out.push({
         type: "image",
@@ -73,8 +65,8 @@ export function toBlocks(content: unknown): ContentBlock[] {
           : { type: "url", url },
       });
     } else if (type === "input_file") {
-      const data = str(part.file_data);
-      const url = str(part.file_url);
+      const data = stringField(part.file_data);
+      const url = stringField(part.file_url);
       const inline = data ? (dataUrl(data) ?? { mediaType: "application/pdf", data }) : null;
       if (inline) {
         out.push({
@@ -84,12 +76,12 @@ export function toBlocks(content: unknown): ContentBlock[] {
       } else if (url) {
         out.push({ type: "document", source: { type: "url", url } });
       } else {
-        throw unsupported(
+        throw unsupportedContent(
           "input_file parts need file_data or file_url for an Anthropic upstream (no file_id).",
         );
       }
     } else {
-      throw unsupported(`Content parts of type '${type}' cannot be sent to an Anthropic upstream.`);
+      throw unsupportedContent(`Content parts of type '${type}' cannot be sent to an Anthropic upstream.`);
     }
   }
   return out;
@@ -97,18 +89,7 @@ export function toBlocks(content: unknown): ContentBlock[] {
 
 /** A `function_call`'s arguments as the `tool_use` input object. */
 function toolInput(item: Fields): Json {
-  const raw = str(item.arguments) ?? "";
-  if (raw.trim() === "") return {};
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (isRecord(value)) return value as Json;
-  } catch {
-    // refused below
-  }
-  throw unsupported(
-    `The arguments of function_call '${str(item.call_id) ?? ""}' are not a JSON object; an Anthropic upstream needs one.`,
-    "input",
-  );
+  return callArgumentsObject(item, "an Anthropic upstream");
 }
 
 /** A `function_call_output` as a `tool_result` block (text and image parts kept). */
@@ -137,13 +118,7 @@ export function toAnthropicConversation(
 ): AnthropicConversation {
   const system: string[] = instructions ? [instructions] : [];
   const messages: AnthropicMessage[] = [];
-  const outputs = new Map<string, unknown>();
-  for (const item of items) {
-    const callId = str((item as Fields).call_id);
-    if (item.type === "function_call_output" && callId && !outputs.has(callId)) {
-      outputs.set(callId, (item as Fields).output);
-    }
-  }
+  const outputs = outputsByCallId(items);
   const placed = new Set<string>();
   /** tool_use ids of the open assistant message not answered yet. */
   let pending: string[] = [];
@@ -172,7 +147,7 @@ export function toAnthropicConversation(
   items.forEach((item, index) => {
     const fields = item as Fields;
     if (item.type === "message") {
-      const role = str(fields.role);
+      const role = stringField(fields.role);
       if ((role === "system" || role === "developer") && opening) {
         const text = toBlocks(fields.content)
           .map((block) => (block.type === "text" ? block.text : ""))
@@ -186,12 +161,14 @@ export function toAnthropicConversation(
     }
     opening = false;
     if (item.type === "function_call") {
-      const id = str(fields.call_id) ?? "";
-      push("assistant", [{ type: "tool_use", id, name: str(fields.name) ?? "", input: toolInput(fields) }]);
+      const id = stringField(fields.call_id) ?? "";
+      push("assistant", [
+        { type: "tool_use", id, name: stringField(fields.name) ?? "", input: toolInput(fields) },
+      ]);
       pending.push(id);
     } else if (item.type === "function_call_output") {
       flush(); // places this output and its siblings in call order
-      const id = str(fields.call_id) ?? "";
+      const id = stringField(fields.call_id) ?? "";
       if (placed.has(id)) return;
       placed.add(id);
       push("user", [toolResult(id, fields.output)]);
@@ -201,7 +178,7 @@ export function toAnthropicConversation(
       const blocks = openThinking(fields.encrypted_content);
       if (blocks) push("assistant", blocks);
     } else {
-      throw unsupported(
+      throw unsupportedContent(
         `Input items of type '${item.type}' cannot be sent to an Anthropic upstream.`,
         `input[${index}]`,
       );

@@ -24,10 +24,11 @@
  * https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching.
  */
 import { isRecord, type Json } from "../../protocol/json.ts";
-import { ENCRYPTED_REASONING } from "../encrypted-reasoning.ts";
+import { unsupportedContent } from "../content-parts.ts";
+import { refuseUntranslatable, settingRefuser } from "../translated-settings.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 import { placeBreakpoints } from "./cache-breakpoints.ts";
-import { toAnthropicConversation, unsupported } from "./messages.ts";
+import { toAnthropicConversation } from "./messages.ts";
 import type { AnthropicMessage, AnthropicTool, CacheControl } from "./wire.ts";
 
 /** `max_tokens` when the client sets no `max_output_tokens` (and thinking is off). */
@@ -66,8 +67,7 @@ export interface CacheSettings {
   minTokens: number;
 }
 
-const refuse = (param: string, what: string) =>
-  unsupported(`${what} is not supported by an Anthropic upstream (parameter '${param}').`, param);
+const refuse = settingRefuser("an Anthropic upstream");
 
 function toTools(tools: readonly unknown[] | null | undefined): AnthropicTool[] {
   return (tools ?? []).map((tool, index) => {
@@ -103,8 +103,7 @@ function toToolChoice(choice: Json | undefined, parallel: boolean | null | undef
 /** Refuses the settings an Anthropic upstream cannot honour (see the module header). */
 function refuseUnsupported(request: UpstreamRequest): void {
   const s = request.settings;
-  if (typeof s.max_tool_calls === "number") throw refuse("max_tool_calls", "max_tool_calls");
-  if (typeof s.top_logprobs === "number" && s.top_logprobs > 0) throw refuse("top_logprobs", "top_logprobs");
+  refuseUntranslatable(s, refuse, { max: 1, provider: "Anthropic" });
   if (typeof s.presence_penalty === "number" && s.presence_penalty !== 0) {
     throw refuse("presence_penalty", "presence_penalty");
   }
@@ -114,19 +113,6 @@ function refuseUnsupported(request: UpstreamRequest): void {
   const format = isRecord(s.text) ? s.text.format : undefined;
   if (isRecord(format) && format.type !== "text")
     throw refuse("text.format", `text.format '${String(format.type)}'`);
-  const verbosity = isRecord(s.text) ? s.text.verbosity : undefined;
-  if (verbosity !== undefined && verbosity !== null && verbosity !== "medium") {
-    throw refuse("text.verbosity", `text.verbosity '${String(verbosity)}'`);
-  }
-  for (const value of s.include ?? []) {
-    if (value !== ENCRYPTED_REASONING) throw refuse("include", `include '${value}'`);
-  }
-  if (typeof s.service_tier === "string" && s.service_tier !== "auto" && s.service_tier !== "default") {
-    throw refuse("service_tier", `service_tier '${s.service_tier}'`);
-  }
-  if (typeof s.temperature === "number" && s.temperature > 1) {
-    throw refuse("temperature", "A temperature above 1 (Anthropic's range is 0 to 1)");
-  }
 }
 
 /**
@@ -152,7 +138,7 @@ export function toAnthropicRequest(
     maxTokens = s.max_output_tokens;
     if (budget !== null && budget >= maxTokens) {
       if (maxTokens - 1 < MIN_THINKING_BUDGET) {
-        throw unsupported(
+        throw unsupportedContent(
           `max_output_tokens must exceed ${MIN_THINKING_BUDGET} when reasoning is on (Claude's smallest thinking budget).`,
           "max_output_tokens",
         );

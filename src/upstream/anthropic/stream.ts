@@ -8,8 +8,8 @@
  * events": handle unknown event types gracefully).
  */
 import { asUpstreamError } from "../error-mapping.ts";
-import { parseSse } from "../sse.ts";
-import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
+import { brokenStream, sseJson } from "../translated-stream.ts";
+import type { UpstreamEvent } from "../upstream.ts";
 import { anthropicError } from "./errors.ts";
 import type { AnthropicEventSynthesizer } from "./synthesizer.ts";
 import { streamEvent } from "./wire.ts";
@@ -25,10 +25,6 @@ const KNOWN = new Set([
   "error",
 ]);
 
-function brokenStream(message: string): UpstreamError {
-  return new UpstreamError(502, "upstream_error", message);
-}
-
 /**
  * Yields the Responses events of a streamed Message.
  * @throws {UpstreamError} 502 when the stream breaks, the mapped error of an `error` event; an
@@ -40,13 +36,7 @@ export async function* anthropicStreamEvents(
   signal: AbortSignal,
 ): AsyncGenerator<UpstreamEvent> {
   try {
-    for await (const sse of parseSse(body, signal)) {
-      let value: unknown;
-      try {
-        value = JSON.parse(sse.data);
-      } catch {
-        throw brokenStream("The upstream sent an event that is not JSON.");
-      }
+    for await (const value of sseJson(body, signal, "event")) {
       const type = (value as { type?: unknown } | null)?.type;
       if (typeof type !== "string" || !KNOWN.has(type)) continue;
       const parsed = streamEvent.safeParse(value);

@@ -29,8 +29,9 @@
  */
 import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId } from "../../util/ids.ts";
-import { type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
-import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
+import { outputTextPart, type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
+import { brokenStream } from "../translated-stream.ts";
+import type { UpstreamEvent } from "../upstream.ts";
 import { sealThinking, type ThinkingBlock } from "./thinking-blocks.ts";
 import type { AnthropicUsage, StreamEvent } from "./wire.ts";
 
@@ -79,14 +80,6 @@ function terminalOf(stopReason: string | null): {
   }
   if (stopReason === "refusal") return { status: "incomplete", reason: "content_filter" };
   return { status: "completed", reason: null };
-}
-
-function brokenStream(message: string): UpstreamError {
-  return new UpstreamError(502, "upstream_error", message);
-}
-
-function textPart(text: string): JsonObject {
-  return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
 /** Synthesizes the Responses events of one Anthropic message stream. */
@@ -192,7 +185,7 @@ export class AnthropicEventSynthesizer {
         item_id: message.id,
         output_index: message.outputIndex,
         content_index: part,
-        part: textPart(""),
+        part: outputTextPart(""),
       });
       if (block.text) this.textDelta(out, message, part, block.text, false);
       return;
@@ -322,7 +315,7 @@ export class AnthropicEventSynthesizer {
       };
       const text = block.message.texts[block.part] ?? "";
       this.emit(out, "response.output_text.done", { ...scope, text, logprobs: [] });
-      this.emit(out, "response.content_part.done", { ...scope, part: textPart(text) });
+      this.emit(out, "response.content_part.done", { ...scope, part: outputTextPart(text) });
       return;
     }
     if (block.kind === "tool") {
@@ -390,7 +383,7 @@ export class AnthropicEventSynthesizer {
       type: "message",
       role: "assistant",
       status,
-      content: message.texts.map(textPart),
+      content: message.texts.map(outputTextPart),
     };
     this.finish(out, message.outputIndex, item);
   }

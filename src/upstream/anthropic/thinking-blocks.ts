@@ -14,8 +14,8 @@
  * Source: https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking (preserving
  * thinking blocks, `signature`, `redacted_thinking`).
  */
-import { fromBase64Url, fromUtf8, toBase64Url, utf8 } from "../../crypto/encoding.ts";
 import { isRecord } from "../../protocol/json.ts";
+import { openEnvelope, wrapEnvelope } from "../provider-envelope.ts";
 
 /** A thinking block as Claude sent it. */
 export type ThinkingBlock =
@@ -33,7 +33,7 @@ function fieldsOf(block: ThinkingBlock): ThinkingBlock {
 
 /** The `encrypted_content` carrying a run of consecutive thinking blocks. */
 export function sealThinking(blocks: readonly ThinkingBlock[]): string {
-  return THINKING_PREFIX + toBase64Url(utf8(JSON.stringify(blocks.map(fieldsOf))));
+  return wrapEnvelope(THINKING_PREFIX, blocks.map(fieldsOf));
 }
 
 function blockOf(value: unknown): ThinkingBlock | null {
@@ -53,15 +53,7 @@ function blockOf(value: unknown): ThinkingBlock | null {
 
 /** The blocks an `encrypted_content` carries, or null when it is not ours. */
 export function openThinking(content: unknown): ThinkingBlock[] | null {
-  if (typeof content !== "string" || !content.startsWith(THINKING_PREFIX)) return null;
-  const bytes = fromBase64Url(content.slice(THINKING_PREFIX.length));
-  if (!bytes) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(fromUtf8(bytes)); // a fatal decoder or JSON.parse may throw
-  } catch {
-    return null;
-  }
+  const value = openEnvelope(THINKING_PREFIX, content);
   if (!Array.isArray(value) || value.length === 0) return null;
   const blocks = value.map(blockOf);
   return blocks.every((block) => block !== null) ? (blocks as ThinkingBlock[]) : null;

@@ -13,7 +13,8 @@ import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
 import { capabilityRefusal } from "../route-capabilities.ts";
-import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
+import { startTranslatedStream, synthesisMetaFor } from "../translated-stream.ts";
+import type { Upstream, UpstreamError, UpstreamRequest, UpstreamStream } from "../upstream.ts";
 import { toChatRequest } from "./request.ts";
 import { chatStreamEvents } from "./stream.ts";
 import { ChatEventSynthesizer } from "./synthesizer.ts";
@@ -44,18 +45,9 @@ export class ChatCompletionsUpstream implements Upstream {
     request.onSent?.({ items: chat.messages.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.options, "/chat/completions", body, signal);
     request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
-    const synthesizer = new ChatEventSynthesizer({
-      id: `resp_chat_${randomToken(16)}`,
-      model: request.model,
-      createdAt: Math.floor((this.options.now ?? Date.now)() / 1000),
-      settings: request.settings,
-    });
-    const events = chatStreamEvents(response.body, synthesizer, signal);
+    const meta = synthesisMetaFor("chat", request, randomToken(16), this.options.now);
+    const events = chatStreamEvents(response.body, new ChatEventSynthesizer(meta), signal);
     // chatStreamEvents already maps every failure to an UpstreamError (or the abort itself).
-    const first = await events.next();
-    if (first.done) {
-      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before any event.");
-    }
-    return { first: first.value, rest: { [Symbol.asyncIterator]: () => events } };
+    return startTranslatedStream(events);
   }
 }

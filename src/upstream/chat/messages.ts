@@ -12,6 +12,7 @@
  */
 import type { Item } from "../../protocol/items.ts";
 import { isRecord } from "../../protocol/json.ts";
+import { outputsByCallId } from "../content-parts.ts";
 import { UpstreamError } from "../upstream.ts";
 import type {
   ChatAssistantMessage,
@@ -121,13 +122,7 @@ export function toChatMessages(
   if (instructions) messages.push({ role: "system", content: instructions });
 
   // Outputs are looked up by call_id so they can be placed right after their calls.
-  const outputs = new Map<string, unknown>();
-  for (const item of items) {
-    const callId = str((item as Fields).call_id);
-    if (item.type === "function_call_output" && callId && !outputs.has(callId)) {
-      outputs.set(callId, (item as Fields).output);
-    }
-  }
+  const outputs = outputsByCallId(items);
   const placed = new Set<string>();
   /** The assistant message collecting the current run of function calls. */
   let open: ChatAssistantMessage | null = null;

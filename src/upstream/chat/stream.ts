@@ -10,13 +10,10 @@
  */
 import { asUpstreamError } from "../error-mapping.ts";
 import { parseSse } from "../sse.ts";
+import { brokenStream } from "../translated-stream.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import type { ChatEventSynthesizer } from "./synthesizer.ts";
 import { type ChatChunk, chatChunk } from "./wire.ts";
-
-function brokenStream(message: string): UpstreamError {
-  return new UpstreamError(502, "upstream_error", message);
-}
 
 /** The `UpstreamError` of an in-stream error object (OpenAI-style `{error:{message, code}}`). */
 function streamError(error: NonNullable<ChatChunk["error"]> | null): UpstreamError {

@@ -15,7 +15,7 @@
  */
 import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId, randomToken } from "../../util/ids.ts";
-import { type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
+import { outputTextPart, type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
 import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
 import type { ChatChunk, ChatToolCallDelta, ChatUsage } from "./wire.ts";
 
@@ -318,7 +318,5 @@ export class ChatEventSynthesizer {
 }
 
 function partJson(type: PartType, text: string): JsonObject {
-  return type === "output_text"
-    ? { type: "output_text", text, annotations: [], logprobs: [] }
-    : { type: "refusal", refusal: text };
+  return type === "output_text" ? outputTextPart(text) : { type: "refusal", refusal: text };
 }

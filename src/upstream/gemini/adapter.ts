@@ -18,8 +18,9 @@ import { utf8Length } from "../../protocol/size-limits.ts";
 import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
-import { capabilityRefusal } from "../route-capabilities.ts";
-import { type Upstream, UpstreamError, type UpstreamRequest, type UpstreamStream } from "../upstream.ts";
+import { translatedRefusal } from "../route-capabilities.ts";
+import { startTranslatedStream, synthesisMetaFor } from "../translated-stream.ts";
+import type { Upstream, UpstreamError, UpstreamRequest, UpstreamStream } from "../upstream.ts";
 import { geminiFailure } from "./errors.ts";
 import { toGeminiRequest } from "./request.ts";
 import { geminiStreamEvents } from "./stream.ts";
@@ -52,23 +53,7 @@ export class GeminiUpstream implements Upstream {
    * before the turn starts.
    */
   refusal(settings: Partial<TurnSettings>): UpstreamError | null {
-    const common = capabilityRefusal("gemini", settings);
-    if (common) return common;
-    const probe = {
-      model: "",
-      input: [],
-      newInput: [],
-      previousResponseId: null,
-      responseId: "",
-      settings,
-      sessionKey: "",
-    };
-    try {
-      toGeminiRequest(probe, this.options.baseUrl);
-      return null;
-    } catch (cause) {
-      return cause instanceof UpstreamError ? cause : null;
-    }
+    return translatedRefusal("gemini", settings, (probe) => toGeminiRequest(probe, this.options.baseUrl));
   }
 
   /** @inheritdoc */
@@ -77,20 +62,8 @@ export class GeminiUpstream implements Upstream {
     request.onSent?.({ items: request.input.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.http, streamPath(request.model), body, signal, geminiFailure);
     request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)
-    const synthesizer = new GeminiEventSynthesizer({
-      id: `resp_gemini_${randomToken(16)}`,
-      model: request.model,
-      createdAt: Math.floor((this.options.now ?? Date.now)() / 1000),
-      settings: request.settings,
-    });
-    const events = geminiStreamEvents(response.body, synthesizer, signal);
-    const first = await events.next();
-    if (first.done) {
-      throw new UpstreamError(502, "upstream_error", "The upstream closed the stream before any event.");
-    }
-    return markStreamOrigin(
-      { first: first.value, rest: { [Symbol.asyncIterator]: () => events } },
-      this.options.baseUrl,
-    );
+    const meta = synthesisMetaFor("gemini", request, randomToken(16), this.options.now);
+    const events = geminiStreamEvents(response.body, new GeminiEventSynthesizer(meta), signal);
+    return markStreamOrigin(await startTranslatedStream(events), this.options.baseUrl);
   }
 }

@@ -23,29 +23,19 @@
 import type { Item } from "../../protocol/items.ts";
 import { isRecord, type Json } from "../../protocol/json.ts";
 import { isMintedItemId } from "../../util/ids.ts";
+import {
+  callArgumentsObject,
+  dataUrl,
+  outputsByCallId,
+  stringField,
+  TEXT_PART_TYPES,
+  unsupportedContent,
+} from "../content-parts.ts";
 import { ORIGIN_FIELD } from "../encrypted-reasoning.ts";
-import { UpstreamError } from "../upstream.ts";
 import { openThoughts } from "./thought-signatures.ts";
 import type { GeminiContent, GeminiPart } from "./wire.ts";
 
 type Fields = { [field: string]: unknown };
-
-const TEXT_PARTS = new Set(["input_text", "output_text", "text"]);
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
-}
-
-/** 400 for what a Gemini route cannot carry, naming it. */
-export function unsupported(message: string, param: string | null = null): UpstreamError {
-  return new UpstreamError(400, "unsupported_content", message, "invalid_request_error", null, param);
-}
-
-/** A `data:` URL split into its media type and base64 payload, or null. */
-function dataUrl(url: string): { mimeType: string; data: string } | null {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url);
-  return match?.[1] && match[2] !== undefined ? { mimeType: match[1], data: match[2] } : null;
-}
 
 /**
  * A message's content (a string or Responses parts) as Gemini parts: text parts → `text` (empty
@@ -58,28 +48,32 @@ export function toParts(content: unknown): GeminiPart[] {
   if (typeof content === "string") return content === "" ? [] : [{ text: content }];
   const out: GeminiPart[] = [];
   for (const part of Array.isArray(content) ? content.filter(isRecord) : []) {
-    const type = str(part.type) ?? "";
-    const text = str(part.text);
-    if (TEXT_PARTS.has(type) && text !== undefined) {
+    const type = stringField(part.type) ?? "";
+    const text = stringField(part.text);
+    if (TEXT_PART_TYPES.has(type) && text !== undefined) {
       if (text !== "") out.push({ text });
     } else if (type === "refusal") {
-      const refusal = str(part.refusal) ?? "";
+      const refusal = stringField(part.refusal) ?? "";
       if (refusal !== "") out.push({ text: refusal });
     } else if (type === "input_image") {
-      const inline = dataUrl(str(part.image_url) ?? "");
+      const inline = dataUrl(stringField(part.image_url) ?? "");
       if (!inline) {
-        throw unsupported("input_image parts need a data: URL for a Gemini upstream (no URL, no file_id).");
+        throw unsupportedContent(
+          "input_image parts need a data: URL for a Gemini upstream (no URL, no file_id).",
+        );
       }
-      out.push({ inlineData: inline });
+      out.push({ inlineData: { mimeType: inline.mediaType, data: inline.data } });
     } else if (type === "input_file") {
-      const data = str(part.file_data);
-      const inline = data ? (dataUrl(data) ?? { mimeType: "application/pdf", data }) : null;
+      const data = stringField(part.file_data);
+      const inline = data ? (dataUrl(data) ?? { mediaType: "application/pdf", data }) : null;
       if (!inline) {
-        throw unsupported("input_file parts need file_data for a Gemini upstream (no file_url, no file_id).");
+        throw unsupportedContent(
+          "input_file parts need file_data for a Gemini upstream (no file_url, no file_id).",
+        );
       }
-      out.push({ inlineData: inline });
+      out.push({ inlineData: { mimeType: inline.mediaType, data: inline.data } });
     } else {
-      throw unsupported(`Content parts of type '${type}' cannot be sent to a Gemini upstream.`);
+      throw unsupportedContent(`Content parts of type '${type}' cannot be sent to a Gemini upstream.`);
     }
   }
   return out;
@@ -87,18 +81,7 @@ export function toParts(content: unknown): GeminiPart[] {
 
 /** A `function_call`'s arguments as the `functionCall.args` object. */
 function callArgs(item: Fields): Json {
-  const raw = str(item.arguments) ?? "";
-  if (raw.trim() === "") return {};
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (isRecord(value)) return value as Json;
-  } catch {
-    // refused below
-  }
-  throw unsupported(
-    `The arguments of function_call '${str(item.call_id) ?? ""}' are not a JSON object; a Gemini upstream needs one.`,
-    "input",
-  );
+  return callArgumentsObject(item, "a Gemini upstream");
 }
 
 /**
@@ -110,9 +93,10 @@ function responseOf(output: unknown): Json {
   if (typeof output === "string") return { output };
   const texts: string[] = [];
   for (const part of Array.isArray(output) ? output.filter(isRecord) : []) {
-    const text = str(part.text);
-    if (TEXT_PARTS.has(str(part.type) ?? "") && text !== undefined) texts.push(text);
-    else throw unsupported("A function_call_output can carry only text to a Gemini upstream.", "input");
+    const text = stringField(part.text);
+    if (TEXT_PART_TYPES.has(stringField(part.type) ?? "") && text !== undefined) texts.push(text);
+    else
+      throw unsupportedContent("A function_call_output can carry only text to a Gemini upstream.", "input");
   }
   return { output: texts.join("\n") };
 }
@@ -143,14 +127,11 @@ export function toGeminiConversation(
 ): GeminiConversation {
   const system: string[] = instructions ? [instructions] : [];
   const contents: GeminiContent[] = [];
-  const outputs = new Map<string, unknown>();
+  const outputs = outputsByCallId(items);
   const names = new Map<string, string>();
   for (const item of items) {
-    const callId = str((item as Fields).call_id);
-    if (!callId) continue;
-    if (item.type === "function_call_output" && !outputs.has(callId))
-      outputs.set(callId, (item as Fields).output);
-    if (item.type === "function_call") names.set(callId, str((item as Fields).name) ?? "");
+    const callId = stringField((item as Fields).call_id);
+    if (callId && item.type === "function_call") names.set(callId, stringField((item as Fields).name) ?? "");
   }
   const placed = new Set<string>();
   /** Call ids of the open model content not answered yet. */
@@ -193,7 +174,7 @@ export function toGeminiConversation(
   items.forEach((item, index) => {
     const fields = item as Fields;
     if (item.type === "message") {
-      const role = str(fields.role);
+      const role = stringField(fields.role);
       if ((role === "system" || role === "developer") && opening) {
         const text = toParts(fields.content)
           .map((part) => ("text" in part ? part.text : ""))
@@ -207,14 +188,14 @@ export function toGeminiConversation(
     }
     opening = false;
     if (item.type === "function_call") {
-      const callId = str(fields.call_id) ?? "";
+      const callId = stringField(fields.call_id) ?? "";
       const id = issuedCallId(callId);
-      const call = { ...(id ? { id } : {}), name: str(fields.name) ?? "", args: callArgs(fields) };
+      const call = { ...(id ? { id } : {}), name: stringField(fields.name) ?? "", args: callArgs(fields) };
       push("model", [{ functionCall: call }]);
       pending.push(callId);
     } else if (item.type === "function_call_output") {
       flush(); // places this output and its siblings in call order
-      const callId = str(fields.call_id) ?? "";
+      const callId = stringField(fields.call_id) ?? "";
       if (placed.has(callId)) return;
       placed.add(callId);
       push("user", [answer(callId, fields.output)]);
@@ -231,7 +212,7 @@ export function toGeminiConversation(
       );
       signature = state.next ?? held;
     } else {
-      throw unsupported(
+      throw unsupportedContent(
         `Input items of type '${item.type}' cannot be sent to a Gemini upstream.`,
         `input[${index}]`,
       );

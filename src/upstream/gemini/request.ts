@@ -29,9 +29,9 @@
  * https://ai.google.dev/gemini-api/docs/structured-output (responseJsonSchema).
  */
 import { isRecord, type Json } from "../../protocol/json.ts";
-import { ENCRYPTED_REASONING } from "../encrypted-reasoning.ts";
+import { refuseUntranslatable, settingRefuser } from "../translated-settings.ts";
 import type { UpstreamRequest } from "../upstream.ts";
-import { toGeminiConversation, unsupported } from "./contents.ts";
+import { toGeminiConversation } from "./contents.ts";
 import type { FunctionDeclaration, GeminiContent } from "./wire.ts";
 
 /** Thinking budget per `reasoning.effort` for models that take a budget (`gemini-2*`), tokens. */
@@ -79,8 +79,7 @@ export interface GeminiRequestBody {
   };
 }
 
-const refuse = (param: string, what: string) =>
-  unsupported(`${what} is not supported by a Gemini upstream (parameter '${param}').`, param);
+const refuse = settingRefuser("a Gemini upstream");
 
 function toDeclarations(tools: readonly unknown[] | null | undefined): FunctionDeclaration[] {
   return (tools ?? []).map((tool, index) => {
@@ -108,21 +107,7 @@ function toToolConfig(choice: Json | undefined): GeminiRequestBody["toolConfig"]
 /** Refuses the settings a Gemini upstream cannot honour (see the module header). */
 function refuseUnsupported(request: UpstreamRequest): void {
   const s = request.settings;
-  if (typeof s.max_tool_calls === "number") throw refuse("max_tool_calls", "max_tool_calls");
-  if (typeof s.top_logprobs === "number" && s.top_logprobs > 0) throw refuse("top_logprobs", "top_logprobs");
-  const verbosity = isRecord(s.text) ? s.text.verbosity : undefined;
-  if (verbosity !== undefined && verbosity !== null && verbosity !== "medium") {
-    throw refuse("text.verbosity", `text.verbosity '${String(verbosity)}'`);
-  }
-  for (const value of s.include ?? []) {
-    if (value !== ENCRYPTED_REASONING) throw refuse("include", `include '${value}'`);
-  }
-  if (typeof s.service_tier === "string" && s.service_tier !== "auto" && s.service_tier !== "default") {
-    throw refuse("service_tier", `service_tier '${s.service_tier}'`);
-  }
-  if (typeof s.temperature === "number" && s.temperature > 2) {
-    throw refuse("temperature", "A temperature above 2 (Gemini's range is 0 to 2)");
-  }
+  refuseUntranslatable(s, refuse, { max: 2, provider: "Gemini" });
 }
 
 /** `thinkingConfig` for `reasoning` on `model`, or undefined (the model's default). */

@@ -10,15 +10,11 @@
  * https://ai.google.dev/gemini-api/docs/text-generation#streaming-responses.
  */
 import { asUpstreamError } from "../error-mapping.ts";
-import { parseSse } from "../sse.ts";
-import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
+import { brokenStream, sseJson } from "../translated-stream.ts";
+import type { UpstreamEvent } from "../upstream.ts";
 import { asEnvelope, geminiError } from "./errors.ts";
 import type { GeminiEventSynthesizer } from "./synthesizer.ts";
 import { streamChunk } from "./wire.ts";
-
-function brokenStream(message: string): UpstreamError {
-  return new UpstreamError(502, "upstream_error", message);
-}
 
 /**
  * Yields the Responses events of a streamed generation.
@@ -31,13 +27,7 @@ export async function* geminiStreamEvents(
   signal: AbortSignal,
 ): AsyncGenerator<UpstreamEvent> {
   try {
-    for await (const sse of parseSse(body, signal)) {
-      let value: unknown;
-      try {
-        value = JSON.parse(sse.data);
-      } catch {
-        throw brokenStream("The upstream sent a chunk that is not JSON.");
-      }
+    for await (const value of sseJson(body, signal, "chunk")) {
       if (typeof value === "object" && value !== null && "error" in value) {
         throw geminiError(null, asEnvelope(value));
       }

@@ -25,7 +25,10 @@
  *   response (502 naming it).
  * Usage (`usageMetadata`, the last chunk's): `input_tokens` = `promptTokenCount` (cached content
  * included) + `toolUsePromptTokenCount`, `input_tokens_details.cached_tokens` =
- * `cachedContentTokenCount` (implicit caching), `output_tokens` = `candidatesTokenCount` +
+ * `cachedContentTokenCount` (implicit caching), `input_tokens_details.cache_write_tokens` = 0
+ * (Gemini reports none: implicit caching bills no write, explicit caches bill storage by the hour,
+ * https://ai.google.dev/gemini-api/docs/caching; the `openai` SDK's `ResponseUsage` requires the
+ * field), `output_tokens` = `candidatesTokenCount` +
  * `thoughtsTokenCount`, `output_tokens_details.reasoning_tokens` = `thoughtsTokenCount`.
  * Invariants: as the other synthesizers' (items opened in `output_index` order, each closed with
  * `output_item.done` before the next opens, contiguous `sequence_number`s); ids are the adapter's
@@ -37,8 +40,9 @@
  */
 import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId } from "../../util/ids.ts";
-import { type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
-import { UpstreamError, type UpstreamEvent } from "../upstream.ts";
+import { outputTextPart, type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
+import { brokenStream } from "../translated-stream.ts";
+import type { UpstreamEvent } from "../upstream.ts";
 import { sealThoughts } from "./thought-signatures.ts";
 import type { GeminiPart, GeminiUsage, StreamChunk, StreamPart } from "./wire.ts";
 
@@ -78,19 +82,11 @@ export function toResponsesUsage(usage: GeminiUsage): JsonObject {
   const output = (usage.candidatesTokenCount ?? 0) + thoughts;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: usage.cachedContentTokenCount ?? 0 },
+    input_tokens_details: { cached_tokens: usage.cachedContentTokenCount ?? 0, cache_write_tokens: 0 },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: thoughts },
     total_tokens: input + output,
   };
-}
-
-function brokenStream(message: string): UpstreamError {
-  return new UpstreamError(502, "upstream_error", message);
-}
-
-function textPart(text: string): JsonObject {
-  return { type: "output_text", text, annotations: [], logprobs: [] };
 }
 
 /** Synthesizes the Responses events of one Gemini stream. */
@@ -208,7 +204,7 @@ export class GeminiEventSynthesizer {
       item_id: message.id,
       output_index: message.outputIndex,
       content_index: 0,
-      part: textPart(""),
+      part: outputTextPart(""),
     });
     this.textDelta(out, message, part.text);
   }
@@ -331,13 +327,13 @@ export class GeminiEventSynthesizer {
     this.message = null;
     const scope = { item_id: message.id, output_index: message.outputIndex, content_index: 0 };
     this.emit(out, "response.output_text.done", { ...scope, text: message.text, logprobs: [] });
-    this.emit(out, "response.content_part.done", { ...scope, part: textPart(message.text) });
+    this.emit(out, "response.content_part.done", { ...scope, part: outputTextPart(message.text) });
     this.finish(out, message.outputIndex, {
       id: message.id,
       type: "message",
       role: "assistant",
       status,
-      content: [textPart(message.text)],
+      content: [outputTextPart(message.text)],
     });
   }
 }

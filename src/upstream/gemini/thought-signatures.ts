@@ -20,8 +20,8 @@
  * signature in the exact part it was received in"; parallel calls: only the first
  * `functionCall` part is signed; validation of the current turn only).
  */
-import { fromBase64Url, fromUtf8, toBase64Url, utf8 } from "../../crypto/encoding.ts";
 import { isRecord } from "../../protocol/json.ts";
+import { openEnvelope, wrapEnvelope } from "../provider-envelope.ts";
 import type { GeminiPart } from "./wire.ts";
 
 /** What one reasoning item carries of a Gemini response. */
@@ -38,7 +38,7 @@ export const THOUGHTS_PREFIX = "gemini-thought.v1.";
 /** The `encrypted_content` carrying `state`. */
 export function sealThoughts(state: ThoughtState): string {
   const json = state.next === null ? { parts: state.parts } : { parts: state.parts, next: state.next };
-  return THOUGHTS_PREFIX + toBase64Url(utf8(JSON.stringify(json)));
+  return wrapEnvelope(THOUGHTS_PREFIX, json);
 }
 
 /** A part that carries a thought signature, as stored: text (maybe a thought) and the signature. */
@@ -54,15 +54,7 @@ function partOf(value: unknown): GeminiPart | null {
 
 /** The state an `encrypted_content` carries, or null when it is not ours. */
 export function openThoughts(content: unknown): ThoughtState | null {
-  if (typeof content !== "string" || !content.startsWith(THOUGHTS_PREFIX)) return null;
-  const bytes = fromBase64Url(content.slice(THOUGHTS_PREFIX.length));
-  if (!bytes) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(fromUtf8(bytes)); // a fatal decoder or JSON.parse may throw
-  } catch {
-    return null;
-  }
+  const value = openEnvelope(THOUGHTS_PREFIX, content);
   if (!isRecord(value) || !Array.isArray(value.parts)) return null;
   const next = value.next === undefined ? null : value.next;
   if (next !== null && typeof next !== "string") return null;

@@ -13,7 +13,7 @@ import { uniqueSession } from "../../support/ws-client.ts";
 const MiB = 1024 * 1024;
 const SHAPES: Array<[string, string]> = [
   ["one repeated character", "a".repeat(MiB)],
-  ["base64 of a zero-filled file", "A".repeat(MiB - 4) + "AA=="],
+  ["base64 of a zero-filled file", `${"A".repeat(MiB - 4)}AA==`],
   ["unbroken CJK", "漢".repeat(MiB / 3)],
 ];
 

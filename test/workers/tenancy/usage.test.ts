@@ -92,7 +92,17 @@ describe("usage ledger", () => {
     const stub = sessionStub(tenant, session);
     await runInDurableObject(stub, (_instance, state) => {
       new UsageOutbox(state.storage.sql).add(
-        { day: dayOf(Date.now()), model: MODEL, keyId, status: "completed", inputTokens: 5, outputTokens: 7 },
+        {
+          day: dayOf(Date.now()),
+          model: MODEL,
+          keyId,
+          status: "completed",
+          inputTokens: 5,
+          cachedTokens: 0,
+          cacheWriteTokens: 0,
+          outputTokens: 7,
+          costNanoUsd: null,
+        },
         Date.now(),
       );
     });
@@ -108,7 +118,10 @@ describe("usage ledger", () => {
       keyId,
       status: "completed",
       inputTokens: 1,
+      cachedTokens: 0,
+      cacheWriteTokens: 0,
       outputTokens: 1,
+      costNanoUsd: null,
     };
     const tenants = env.TENANTS!.getByName(tenant);
     const report = { source: `${source}-replay`, entries: [entry], admitted: [], keyIds: [] };

@@ -125,7 +125,7 @@ describe("Gemini adapter", () => {
     expect(next).toMatchObject({ type: "function_call", call_id: "c2" });
     expect(final.response.usage).toEqual({
       input_tokens: 1000,
-      input_tokens_details: { cached_tokens: 900 },
+      input_tokens_details: { cached_tokens: 900, cache_write_tokens: 0 },
       output_tokens: 42,
       output_tokens_details: { reasoning_tokens: 12 },
       total_tokens: 1042,
