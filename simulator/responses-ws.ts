@@ -66,7 +66,7 @@ export function handleWsUpgrade(
       queue: Promise.resolve(),
       path: (req.url ?? "/v1/responses").split("?")[0] ?? "/v1/responses",
       key: keyFingerprint(req.headers.authorization),
-      log: state.wsConnections.open(),
+      log: state.wsConnections.open(ws),
     };
     state.log("WS connected on /v1/responses");
     ws.on("close", (code, reason) => {
