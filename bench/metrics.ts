@@ -9,6 +9,20 @@ import type { StageTimings } from "./timing-hook.ts";
 
 export type { ClientWire } from "./loop-fetch.ts";
 
+/**
+ * The prompt cache of one turn as the usage the client received reports it (issue #26): the
+ * Response's `usage.input_tokens` and `input_tokens_details.cached_tokens` through Deltagate, the
+ * provider's own usage for a direct client (Anthropic: `input_tokens` + `cache_creation_input_tokens`
+ * + `cache_read_input_tokens`, of which the last is read; Gemini: `promptTokenCount`, of which
+ * `cachedContentTokenCount`).
+ */
+export interface TurnCache {
+  /** Every input token of the turn, cached or not. */
+  inputTokens: number;
+  /** The input tokens read from the prompt cache. */
+  cachedTokens: number;
+}
+
 /** One turn as the client saw it. */
 export interface TurnSample {
   /**
@@ -28,6 +42,8 @@ export interface TurnSample {
   timing: StageTimings | null;
   /** The id of the turn's response (through Deltagate it names the session Durable Object). */
   responseId?: string;
+  /** Input and cached tokens from the turn's usage, where the client reads them (issue #26). */
+  cache?: TurnCache | null;
 }
 
 /** What the upstream (a simulator) received during one loop, from its request recorder. */

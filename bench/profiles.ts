@@ -5,7 +5,9 @@
  *   (`BENCH_LINK`, default 40 ms RTT, 2 Mbit/s up), Deltagate → upstream on loopback, fast model;
  * - "far2" / "far10": a far provider: client → edge 20 ms RTT, client → provider 100 ms,
  *   edge → provider 80 ms on a fast backbone; the client's uplink 2 or 10 Mbit/s; fast model;
- * - "far2-real": far2 with a model-time setting close to a hosted model (model-time.ts).
+ * - "far2-real": far2 with a model-time setting close to a hosted model (model-time.ts);
+ * - "providers": issue #26's Claude and Gemini loops (through Deltagate and direct) on loopback
+ *   with the fast model, whose prefill time per uncached token makes the prompt cache show.
  * Owns the client-side link proxies of a profile (client → edge in front of each gateway endpoint:
  * Deltagate, and the floor relay and the runtime ports when the run has them; client →
  * provider in front of the simulator) and the per-loop accounting of every shaped hop; the
@@ -19,10 +21,16 @@ import { type LinkProxy, type LinkProxyStats, startLinkProxy } from "./link-prox
 import { describeLink, type LinkSpec, parseLinkSpec } from "./link-spec.ts";
 import type { HopId, HopTraffic } from "./metrics.ts";
 import { describeModelTime, type ModelTimeId } from "./model-time.ts";
-import { FLOOR_SCENARIO_IDS, SCENARIO_IDS, type ScenarioId, type ScenarioTargets } from "./scenarios.ts";
+import {
+  FLOOR_SCENARIO_IDS,
+  PROVIDER_SCENARIO_IDS,
+  SCENARIO_IDS,
+  type ScenarioId,
+  type ScenarioTargets,
+} from "./scenarios.ts";
 
 /** Profile ids, in report order. */
-export const PROFILE_IDS = ["zero", "link", "far2", "far10", "far2-real"] as const;
+export const PROFILE_IDS = ["zero", "link", "far2", "far10", "far2-real", "providers"] as const;
 /** One of `PROFILE_IDS`. */
 export type ProfileId = (typeof PROFILE_IDS)[number];
 
@@ -58,13 +66,17 @@ const far = (up: string, down: string): { edge: LinkSpec; provider: LinkSpec } =
   provider: parseLinkSpec(`rtt=${FAR.clientProviderRttMs}ms,up=${up},down=${down}`),
 });
 
-const ALL: readonly ScenarioId[] = SCENARIO_IDS;
+/**
+ * Every scenario but the providers' (issue #26), which are about the prompt cache and need model
+ * time to show it: they run in the providers profile.
+ */
+const ALL: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => !PROVIDER_SCENARIO_IDS.includes(id));
 /**
  * Every scenario but the floor comparison's (issue #27): that one is about the runtime's and
  * Deltagate's own cost per turn, which the zero profile isolates; on a shaped link it would only
  * add the same link time to both sides.
  */
-const ALL_BUT_FLOOR: readonly ScenarioId[] = SCENARIO_IDS.filter((id) => !FLOOR_SCENARIO_IDS.includes(id));
+const ALL_BUT_FLOOR: readonly ScenarioId[] = ALL.filter((id) => !FLOOR_SCENARIO_IDS.includes(id));
 /**
  * The secondary profiles run the headline comparison only (A, E, DG-ws): every scenario in every
  * profile would take about 25 minutes; `BENCH_SCENARIOS` runs any set everywhere.
@@ -150,6 +162,22 @@ export function profileDefs(link: LinkSpec): ProfileDef[] {
       assumptions:
         `far2's network with model time close to a hosted model (${describeModelTime("real")}). The same model ` +
         "time is added to every scenario, so every ratio moves toward 1: the conservative setting for a speed claim.",
+    },
+    {
+      id: "providers",
+      modelTime: "fast",
+      clientEdge: null,
+      clientProvider: null,
+      edgeProvider: null,
+      defaultScenarios: PROVIDER_SCENARIO_IDS,
+      primary: false,
+      assumptions:
+        `Issue #26's Claude and Gemini loops: every hop on 127.0.0.1, the fast model (${describeModelTime("fast")}), ` +
+        "so a turn's time to first event grows with the tokens the prompt cache did not hold and the cache shows in " +
+        "latency, not hidden behind link time. Leans: loopback makes the direct clients' full-history uploads free " +
+        "(favours AN-direct and GM-direct; far2 would add about a second of upload per late turn at 2 Mbit/s); the " +
+        "simulator's prefill is linear in uncached tokens at a fixed rate and its Gemini implicit cache hits every " +
+        "time it can (simulator/gemini/implicit-cache.ts), so GM-direct's cache is the upper bound a real one reaches.",
     },
   ];
 }

@@ -51,7 +51,7 @@ export function renderReadmeBlock(results: ResultsFile): string {
     "",
     summaryTable(results.profiles),
     "",
-    "Targets of issues #8, #18 and #27:",
+    "Targets of issues #8, #18, #26 and #27:",
     "",
     targetsTable(results.targets),
     ...(floor ? ["", `${floorProfile?.id} profile. ${FLOOR_INTRO}`, "", floor] : []),

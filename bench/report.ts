@@ -8,6 +8,7 @@
  * re-rendered from its raw numbers.
  */
 import { responseOwner } from "../src/util/ids.ts";
+import { type CacheSummary, cacheSummary } from "./cache-report.ts";
 import type { Via } from "./gateways.ts";
 import { HOP_IDS, type HopId, type LoopSample, mean, median, quantile, type TurnSample } from "./metrics.ts";
 import type { Scenario, ScenarioId } from "./scenarios.ts";
@@ -120,6 +121,11 @@ export interface ScenarioReport {
   /** The payload bytes of the last turn (A: the final context), median over rounds. */
   lastTurnPayloadBytes: number | null;
   hops: Partial<Record<HopId, HopSummary>>;
+  /**
+   * The share of each turn's input tokens read from the prompt cache (issue #26: cache-report.ts),
+   * null when its turns report no cache figures.
+   */
+  cache?: CacheSummary | null;
   /** Per-stage timing Deltagate reported (p50/p99 per stage over turns), null when none. */
   stages: Record<string, Percentiles & { turns: number }> | null;
   /** The raw loops by round. */
@@ -314,6 +320,7 @@ export function buildReport(runs: ScenarioRun[]): ScenarioReport[] {
       fallbacksPerLoop: medianOf(samples, (s) => s.turns.filter((t) => t.fallback).length),
       lastTurnPayloadBytes: medianOf(samples, (s) => s.turns.at(-1)?.clientBytes ?? 0),
       hops: hopSummaries(samples),
+      cache: cacheSummary(samples),
       stages: stageSummaries(turns),
       rounds,
     };

@@ -1,5 +1,5 @@
 /**
- * The results file of a run (bench/results/latest.json) and the issue #8, #18 and #27 targets
+ * The results file of a run (bench/results/latest.json) and the issue #8, #18, #26 and #27 targets
  * checked against it. Everything the tables, the chart and the README block show is derived from this one object,
  * so they can be re-rendered from the file alone.
  * Invariant: `checkTargets` only reads numbers that were measured; a target whose inputs were not
@@ -9,6 +9,7 @@ import type { FloorPair, FloorReport } from "./floor-report.ts";
 import type { GatewayUrls } from "./gateways.ts";
 import type { LoadStep } from "./load.ts";
 import type { ProfileId } from "./profiles.ts";
+import { providerTargets } from "./provider-report.ts";
 import type { ScenarioReport } from "./report.ts";
 import type { ScenarioId } from "./scenarios.ts";
 import type { WorkloadFacts } from "./workload.ts";
@@ -167,6 +168,7 @@ export function checkTargets(profiles: ProfileResult[], load: LoadStep[]): Targe
   resendTargets(profiles, out);
 
   floorTargets(profiles, out);
+  providerTargets(profiles, out);
 
   const biggest = [...load]
     .filter(

@@ -13,7 +13,6 @@
  * get written).
  */
 import { execFileSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join, resolve } from "node:path";
@@ -45,7 +44,7 @@ import { renderChart } from "./svg-chart.ts";
 import { renderMarkdown } from "./tables.ts";
 import { TIMING_EVENT_TYPE, TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
 import { updateReadme as updateReadmeBlock } from "./update-readme.ts";
-import { workloadFacts } from "./workload.ts";
+import { loopNonce, workloadFacts } from "./workload.ts";
 
 /** How often the parent-death watchdog looks at `process.ppid`, in ms. */
 const PARENT_POLL_MS = 1_000;
@@ -234,13 +233,7 @@ async function main(): Promise<number> {
       if (warmed.has(cell.run.scenario.id)) continue;
       warmed.add(cell.run.scenario.id);
       try {
-        const sample = await measure(
-          cell,
-          config,
-          `warmup-${randomUUID()}`,
-          config.BENCH_WARMUP_TURNS,
-          stack,
-        );
+        const sample = await measure(cell, config, loopNonce("warmup"), config.BENCH_WARMUP_TURNS, stack);
         log(`warm-up ${name(cell)}: ${sample.loopMs.toFixed(0)} ms`);
       } catch (error) {
         cell.run.status = "unavailable";
@@ -257,7 +250,7 @@ async function main(): Promise<number> {
         assertNotInterrupted();
         if (cell.run.status !== "ok") continue;
         try {
-          const sample = await measure(cell, config, `r${round}-${randomUUID()}`, config.BENCH_TURNS, stack);
+          const sample = await measure(cell, config, loopNonce(`r${round}`), config.BENCH_TURNS, stack);
           cell.run.loops.set(round, sample);
           const extras = [
             sample.workerdCpuMs !== null ? `workerd ${sample.workerdCpuMs.toFixed(0)} ms CPU` : "",

@@ -13,6 +13,9 @@
  *   session, store:true as the SDKs default), DG-sl-ws (one socket, the whole history each turn,
  *   no `previous_response_id`), DG-cx-rc (Codex-like: drops every K turns and resends the whole
  *   history on the new socket, as Codex does);
+ * - the providers (issue #26): the same WebSocket client through Deltagate to Anthropic Messages
+ *   with and without automatic cache breakpoints (AN-dg, AN-nocache) and to Gemini (GM-dg), and
+ *   each provider's API called directly with the whole history (AN-direct, GM-direct);
  * - the floor (issue #27): the same WebSocket loop through the minimal relay of bench/floor/
  *   (FL-ws store:false, FL-st store:true) beside Deltagate's (DG-ws, DG-st), each also at the
  *   runtime's own port (`@rt`: past wrangler dev's proxy), and Deltagate without its per-turn log
@@ -29,11 +32,14 @@
 import { STORE_FALSE_GRACE_HEADER } from "../src/http/client-options.ts";
 import { chatTransport } from "./chat-transport.ts";
 import { baseUrlOf, type GatewayTargets, type Via } from "./gateways.ts";
+import { geminiTransport } from "./gemini-transport.ts";
 import { httpTransport } from "./http-transport.ts";
 import { runAgentLoop, type TurnTransport } from "./loop.ts";
-import { createLoopFetch } from "./loop-fetch.ts";
+import { createLoopFetch, type LoopFetch } from "./loop-fetch.ts";
+import { messagesTransport } from "./messages-transport.ts";
 import type { ClientWire, LoopSample, UpstreamTraffic } from "./metrics.ts";
 import type { TrafficRecorder } from "./simulator-process.ts";
+import { PROVIDER_MODELS, type SlotModels } from "./stack.ts";
 import { TIMING_OPT_IN_HEADER } from "./timing-hook.ts";
 import { wsTransport } from "./ws-transport.ts";
 
@@ -62,6 +68,11 @@ export const SCENARIO_IDS = [
   "FL-ws@rt",
   "FL-st@rt",
   "DG-nolog@rt",
+  "AN-dg",
+  "AN-nocache",
+  "AN-direct",
+  "GM-dg",
+  "GM-direct",
 ] as const;
 /** One of `SCENARIO_IDS`. */
 export type ScenarioId = (typeof SCENARIO_IDS)[number];
@@ -69,6 +80,14 @@ export type ScenarioId = (typeof SCENARIO_IDS)[number];
 /** The scenarios of the floor comparison (issue #27), which run by default in the zero profile only. */
 export const FLOOR_SCENARIO_IDS: readonly ScenarioId[] = SCENARIO_IDS.filter(
   (id) => id === "DG-st" || id.startsWith("FL-") || id.startsWith("DG-nolog") || id.endsWith("@rt"),
+);
+
+/**
+ * The provider scenarios (issue #26): Claude and Gemini through Deltagate and directly, which run
+ * by default in the providers profile only (profiles.ts).
+ */
+export const PROVIDER_SCENARIO_IDS: readonly ScenarioId[] = SCENARIO_IDS.filter(
+  (id) => id.startsWith("AN-") || id.startsWith("GM-"),
 );
 
 /** Where a profile's loops send their requests. */
@@ -82,8 +101,8 @@ export interface ScenarioTargets {
   deltagateApiKey: string;
   /** The simulator's base URL including `/v1` as the client reaches it. */
   simulatorBaseUrl: string;
-  /** Deltagate model ids routed to this profile's upstream, per upstream API. */
-  models: { ws: string; http: string; chat: string };
+  /** Deltagate model ids routed to this profile's upstream, per upstream API (stack.ts). */
+  models: SlotModels;
   /** The recorder of this profile's simulator (in its own process: simulator-process.ts). */
   recorder: TrafficRecorder;
 }
@@ -200,6 +219,15 @@ async function httpLoop(
           loopFetch,
           turnTimeoutMs: params.turnTimeoutMs,
         });
+  return timedHttpLoop(params, loopFetch, transport);
+}
+
+/** Runs `transport`'s loop over `loopFetch` (closed after it) and attributes the recorder's traffic. */
+async function timedHttpLoop(
+  params: ScenarioRunParams,
+  loopFetch: LoopFetch,
+  transport: TurnTransport,
+): Promise<ScenarioLoop> {
   try {
     const started = performance.now();
     const turns = await runAgentLoop(transport, { turns: params.turns, nonce: params.nonce });
@@ -216,6 +244,34 @@ async function httpLoop(
   } finally {
     loopFetch.close();
   }
+}
+
+/**
+ * A provider's own API called directly (issue #26): Anthropic Messages or Gemini
+ * `streamGenerateContent`, the whole history every turn, with the loop headers the other direct
+ * scenarios send (so header bytes stay comparable).
+ */
+async function providerLoop(
+  params: ScenarioRunParams,
+  provider: "anthropic" | "gemini",
+): Promise<ScenarioLoop> {
+  await params.targets.recorder.clear();
+  const loopFetch = createLoopFetch();
+  const { authorization: _auth, ...headers } = loopHeaders(params, SIM_KEY);
+  const common = { apiKey: SIM_KEY, headers, loopFetch, turnTimeoutMs: params.turnTimeoutMs };
+  const transport =
+    provider === "anthropic"
+      ? messagesTransport({
+          ...common,
+          baseURL: params.targets.simulatorBaseUrl,
+          model: PROVIDER_MODELS.anthropic,
+        })
+      : geminiTransport({
+          ...common,
+          baseURL: params.targets.simulatorBaseUrl.replace(/\/v1$/, "/v1beta"),
+          model: PROVIDER_MODELS.gemini,
+        });
+  return timedHttpLoop(params, loopFetch, transport);
 }
 
 /** Runs a WebSocket loop (connect, turns, close) and attributes the recorder's traffic to it. */
@@ -274,7 +330,7 @@ const direct = (p: ScenarioRunParams) => ({
   model: DIRECT_MODEL,
 });
 const DG: Via = { gateway: "deltagate", path: "proxy" };
-const gateway = (p: ScenarioRunParams, api: "ws" | "http" | "chat", via: Via = DG) => ({
+const gateway = (p: ScenarioRunParams, api: keyof SlotModels, via: Via = DG) => ({
   baseURL: baseUrlOf(p.targets.gateways, via),
   apiKey: p.targets.deltagateApiKey,
   model: p.targets.models[api],
@@ -432,7 +488,73 @@ export const SCENARIOS: readonly Scenario[] = [
     run: (p) => wsLoop(p, gateway(p, "ws"), { store: false, drops: true, resume: "full", grace: true }),
   },
   ...floorScenarios(),
+  ...providerScenarios(),
 ];
+
+/**
+ * Issue #26: the coding-agent loop from a Responses WebSocket client (DG-ws's) through Deltagate to
+ * the simulator's Anthropic Messages endpoint with automatic cache breakpoints (AN-dg) and without
+ * them (AN-nocache), and to its Gemini endpoint (GM-dg); and each provider's own API called
+ * directly with the whole history every turn (AN-direct without `cache_control`, GM-direct with
+ * Gemini's implicit caching).
+ */
+function providerScenarios(): Scenario[] {
+  const through = (api: "an" | "anNoCache" | "gm"): Scenario["run"] => {
+    return (p) => wsLoop(p, gateway(p, api), { store: false, drops: false, resume: "chain-or-full" });
+  };
+  return [
+    {
+      id: "AN-dg",
+      label: "AN-dg: Deltagate WS → Anthropic Messages, automatic cache breakpoints",
+      description:
+        "One WebSocket to Deltagate, store:false, delta turns; Deltagate sends each turn as a full-history Messages request with its automatic cache_control breakpoints (the route's default).",
+      versus: "AN-direct",
+      via: DG,
+      viaDeltagate: true,
+      run: through("an"),
+    },
+    {
+      id: "AN-nocache",
+      label: "AN-nocache: AN-dg with cache_breakpoints: false",
+      description:
+        "As AN-dg through a route with cache_breakpoints: false: no cache_control, so every turn's prompt is prefilled whole.",
+      versus: "AN-direct",
+      via: DG,
+      viaDeltagate: true,
+      run: through("anNoCache"),
+    },
+    {
+      id: "AN-direct",
+      label: "AN-direct: Anthropic Messages direct, full history, no cache_control",
+      description:
+        "POST /v1/messages (stream) straight to the provider with the whole conversation every turn and no cache_control: what a Messages API user without prompt caching pays.",
+      versus: null,
+      via: null,
+      viaDeltagate: false,
+      run: (p) => providerLoop(p, "anthropic"),
+    },
+    {
+      id: "GM-dg",
+      label: "GM-dg: Deltagate WS → Gemini",
+      description:
+        "One WebSocket to Deltagate, store:false, delta turns; Deltagate sends each turn as a full-history streamGenerateContent request (thought signatures restored), read from Gemini's implicit cache.",
+      versus: "GM-direct",
+      via: DG,
+      viaDeltagate: true,
+      run: through("gm"),
+    },
+    {
+      id: "GM-direct",
+      label: "GM-direct: Gemini streamGenerateContent direct, full history",
+      description:
+        "POST /v1beta/models/{model}:streamGenerateContent?alt=sse straight to the provider with the whole conversation every turn (thought signatures kept), read from its implicit cache.",
+      versus: null,
+      via: null,
+      viaDeltagate: false,
+      run: (p) => providerLoop(p, "gemini"),
+    },
+  ];
+}
 
 /** A WebSocket loop without drops through `via` (DG-ws's client), store:false or store:true. */
 function wsThrough(via: Via, store: boolean): Scenario["run"] {

@@ -6,7 +6,9 @@
  * and when the chosen scenarios need them Deltagate with `TURN_LOG=0` and the floor relay of
  * bench/floor/. Every gateway gets the same routing table, which sends each upstream slot's models
  * to it: `bench-<slot>-ws` → Responses WebSocket, `bench-<slot>-http` → Responses HTTP,
- * `bench-<slot>-chat` → Chat Completions (the floor relays only the first kind).
+ * `bench-<slot>-chat` → Chat Completions, `bench-<slot>-an` → Anthropic Messages (automatic cache
+ * breakpoints), `bench-<slot>-an-nocache` → the same without breakpoints, `bench-<slot>-gm` →
+ * Gemini (issue #26; the floor relays only the first kind).
  * Owns their lifetimes: `stop()` ends them all (local-stack also kills wrangler on process exit,
  * simulator-process its child).
  * Invariants: Deltagate's configuration is the default one except the routing table and model
@@ -50,8 +52,30 @@ export interface UpstreamNeed {
 export interface UpstreamSlot extends UpstreamNeed {
   simulator: SimulatorProcess;
   backbone: LinkProxy | null;
-  models: { ws: string; http: string; chat: string };
+  models: SlotModels;
 }
+
+/**
+ * Deltagate model ids routed to one upstream slot, per upstream API: Responses WebSocket and HTTP,
+ * Chat Completions, Anthropic Messages with automatic cache breakpoints (`an`) and without them
+ * (`anNoCache`, `cache_breakpoints: false`), Gemini (`gm`).
+ */
+export interface SlotModels {
+  ws: string;
+  http: string;
+  chat: string;
+  an: string;
+  anNoCache: string;
+  gm: string;
+}
+
+/**
+ * The provider model ids the Anthropic and Gemini routes name upstream (`upstream_model`), as the
+ * simulator serves them (`claude-*`, `gemini-*`: simulator/anthropic/messages.ts,
+ * simulator/gemini/generate.ts). The Gemini one is a Gemini 3 model, which refuses a function
+ * call sent back without its thought signature, so the loop exercises that round trip.
+ */
+export const PROVIDER_MODELS = { anthropic: "claude-sim-1", gemini: "gemini-3-flash-sim" } as const;
 
 /** Where the Durable Objects' storage goes (`BENCH_STORAGE`, bench/README.md "Storage"). */
 export type StorageChoice = "tmpfs" | "disk";
@@ -157,16 +181,34 @@ export async function startBenchStack(
         ...need,
         simulator,
         backbone,
-        models: { ws: `${base}-ws`, http: `${base}-http`, chat: `${base}-chat` },
+        models: {
+          ws: `${base}-ws`,
+          http: `${base}-http`,
+          chat: `${base}-chat`,
+          an: `${base}-an`,
+          anNoCache: `${base}-an-nocache`,
+          gm: `${base}-gm`,
+        },
       });
     }
     const routes = [...slots.values()].flatMap((slot) => {
-      const baseUrl = `${slot.backbone?.origin ?? slot.simulator.url}/v1`;
-      const route = { base_url: baseUrl, api_key_var: "UPSTREAM_API_KEY" };
+      const origin = slot.backbone?.origin ?? slot.simulator.url;
+      const route = { base_url: `${origin}/v1`, api_key_var: "UPSTREAM_API_KEY" };
+      const anthropic = { ...route, api: "anthropic-messages", upstream_model: PROVIDER_MODELS.anthropic };
       return [
         { model: slot.models.ws, api: "responses-ws", ...route },
         { model: slot.models.http, api: "responses-http", ...route },
         { model: slot.models.chat, api: "chat-completions", ...route },
+        // Issue #26: the provider routes (their defaults: automatic cache breakpoints on).
+        { model: slot.models.an, ...anthropic },
+        { model: slot.models.anNoCache, ...anthropic, cache_breakpoints: false },
+        {
+          model: slot.models.gm,
+          api: "gemini",
+          base_url: `${origin}/v1beta`,
+          api_key_var: "UPSTREAM_API_KEY",
+          upstream_model: PROVIDER_MODELS.gemini,
+        },
       ];
     });
     const first = [...simulators.values()][0];

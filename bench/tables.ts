@@ -1,13 +1,14 @@
 /**
  * Markdown tables of a run, rendered from the results file alone (results.ts): the summary across
  * profiles, per profile the time table, the bytes/CPU table, Deltagate over the floor and the log
- * line's cost (floor-report.ts), the shaped hops and the per-stage timing, the load table and the
- * targets of issues #8, #18 and #27.
+ * line's cost (floor-report.ts), the prompt cache (provider-report.ts), the shaped hops and the
+ * per-stage timing, the load table and the targets of issues #8, #18, #26 and #27.
  * Invariant: pure functions of the results (no I/O, no clock).
  */
 import type { CpuPerTurn, FloorReport } from "./floor-report.ts";
 import type { LoadStep } from "./load.ts";
 import { HOP_IDS } from "./metrics.ts";
+import { cacheTable, PREFILL_NOTE } from "./provider-report.ts";
 import type { Percentiles, ScenarioReport } from "./report.ts";
 import type { ProfileResult, ResultsFile, TargetCheck } from "./results.ts";
 import { SCENARIO_IDS } from "./scenarios.ts";
@@ -272,6 +273,7 @@ export function renderMarkdown(results: ResultsFile): string {
       bytesTable(p),
       ...(floor ? ["", FLOOR_INTRO, "", floor] : []),
       ...(logLine ? ["", LOG_LINE_INTRO, "", logLine] : []),
+      ...(cacheTable(p) ? ["", `Prompt cache (issue #26). ${PREFILL_NOTE}`, "", cacheTable(p)] : []),
       ...(resendTable(p) ? ["", "Clients that resend everything (issue #18):", "", resendTable(p)] : []),
       ...(hops ? ["", "Shaped hops (TCP payload through each link proxy):", "", hops] : []),
       "",
@@ -293,7 +295,7 @@ export function renderMarkdown(results: ResultsFile): string {
     "",
     summaryTable(results.profiles),
     "",
-    "Targets of issues #8, #18 and #27 as measured in this run:",
+    "Targets of issues #8, #18, #26 and #27 as measured in this run:",
     "",
     targetsTable(results.targets),
     "",

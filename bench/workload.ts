@@ -11,6 +11,7 @@
  * simulator's cache (which compares contexts item by item from the start) while all other bytes
  * stay the same.
  */
+import { randomBytes } from "node:crypto";
 import type { ChatCompletionFunctionTool } from "openai/resources/chat/completions";
 import type { FunctionTool, ResponseInputItem } from "openai/resources/responses/responses";
 
@@ -179,6 +180,20 @@ const TOOL_OUTPUT_KIB = [8, 4, 7, 8, 6, 2, 8, 7, 5, 8, 6, 8] as const;
 /** Bytes of the tool output of round `round` (1-based). */
 export function toolOutputBytes(round: number): number {
   return TOOL_OUTPUT_KIB[(round - 1) % TOOL_OUTPUT_KIB.length]! * 1024;
+}
+
+/** The letters a loop nonce spells each hex digit 0–9 with (a–f stay as they are). */
+const DIGIT_LETTERS = "ghijklmnop";
+
+/**
+ * A fresh loop nonce: `prefix-` and 32 random letters (16 random bytes in hex, each digit spelled
+ * as a letter). It carries no digits on purpose: a UUID's dash-grouped digits can form 13–19
+ * digits with a card issuer's prefix and a valid Luhn checksum, which Deltagate's default safety
+ * checks refuse as a card number (src/safety/classifiers/pii.ts) — it happened to a warm-up loop.
+ */
+export function loopNonce(prefix: string): string {
+  const hex = randomBytes(16).toString("hex");
+  return `${prefix}-${hex.replace(/[0-9]/g, (d) => DIGIT_LETTERS[Number(d)]!)}`;
 }
 
 /**

@@ -18,7 +18,7 @@
 import type { ResponseInputItem, Response as ResponsesResponse } from "openai/resources/responses/responses";
 import { historyItems, responseCalls } from "./http-transport.ts";
 import type { TurnInput, TurnResult, TurnTransport } from "./loop.ts";
-import type { ClientWire, TurnSample } from "./metrics.ts";
+import type { ClientWire, TurnCache, TurnSample } from "./metrics.ts";
 import { timingFromEvent } from "./timing-hook.ts";
 import { BENCH_TOOLS } from "./workload.ts";
 import { openWsClient, type ServerEvent, type WsClient } from "./ws-client.ts";
@@ -70,6 +70,13 @@ function errorText(event: ServerEvent): string {
   const message =
     typeof error === "object" && error !== null && "message" in error ? String(error.message) : "";
   return `${String(event.status ?? "")} ${errorCode(event)}: ${message || JSON.stringify(event).slice(0, 300)}`;
+}
+
+/** The Response's input and cached tokens (issue #26), or null when it carries no usage. */
+export function cacheOf(response: ResponsesResponse): TurnCache | null {
+  const usage = response.usage;
+  if (!usage) return null;
+  return { inputTokens: usage.input_tokens, cachedTokens: usage.input_tokens_details?.cached_tokens ?? 0 };
 }
 
 /** Creates the transport; call `open()` before the first turn. */
@@ -212,6 +219,7 @@ export function wsTransport(options: WsTransportOptions): WsTransport {
         fallback,
         timing: null,
         responseId: response.id,
+        cache: cacheOf(response),
       };
       timingWaiters.set(response.id, sample);
       if (options.dropEvery > 0 && turn % options.dropEvery === 0 && !last) {

@@ -18,6 +18,7 @@ import { parseServerTiming, TIMING_EVENT_TYPE, timingFromEvent } from "../../ben
 import {
   BENCH_TOOLS,
   INSTRUCTIONS,
+  loopNonce,
   toolOutput,
   toolOutputBytes,
   workloadFacts,
@@ -341,6 +342,12 @@ describe("Deltagate over the floor (issue #27)", () => {
 });
 
 describe("workload", () => {
+  it("makes loop nonces without digits, so no nonce reads as a card number to the safety checks", () => {
+    const nonces = Array.from({ length: 200 }, () => loopNonce("r1"));
+    for (const nonce of nonces) expect(nonce).toMatch(/^r1-[a-p]{32}$/);
+    expect(new Set(nonces).size).toBe(nonces.length);
+  });
+
   it("is shaped like a coding agent's: ~16 KB of instructions + tools, 2–8 KB outputs, ≥ 200 KB at 30 turns", () => {
     const facts = workloadFacts(30);
     const fixed = INSTRUCTIONS.length + JSON.stringify(BENCH_TOOLS).length;

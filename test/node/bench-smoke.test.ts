@@ -137,7 +137,7 @@ describe("npm run bench (tiny configuration)", () => {
 
     const md = readFileSync(join(resultsDir, "latest.md"), "utf8");
     expect(md).toContain("## Profile zero");
-    expect(md).toContain("Targets of issues #8, #18 and #27");
+    expect(md).toContain("Targets of issues #8, #18, #26 and #27");
     expect(md).toContain("Deltagate over the floor (issue #27)");
     expect(md).toContain("| DG-ws − DG-nolog | dev proxy |");
     expect(md).toContain("Clients that resend everything (issue #18)");
