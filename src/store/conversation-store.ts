@@ -22,6 +22,7 @@
 
 import type { StoredItem } from "../protocol/items.ts";
 import { isRecord, type Json } from "../protocol/json.ts";
+import { Conversations } from "./conversations.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
 import { migrate } from "./migrations.ts";
@@ -77,6 +78,11 @@ export interface ResponseRecord {
    * want of a client, announced by a webhook when it ends.
    */
   background?: boolean;
+  /**
+   * The conversation the turn continued (`conversation` on create, docs/conversations.md): its
+   * Response's `conversation`; its input and output are appended to it when it completes.
+   */
+  conversationId?: string | null;
 }
 
 interface ResponseRow extends Record<string, SqlStorageValue> {
@@ -99,6 +105,7 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
   implicit_parent: number;
   named_parent_id: string | null;
   background: number;
+  conversation_id: string | null;
 }
 
 const INPUT = 0;
@@ -127,6 +134,7 @@ function decode(row: ResponseRow, settings: string): ResponseRecord {
     implicitParent: row.implicit_parent === 1,
     namedParentId: row.named_parent_id,
     background: row.background === 1,
+    conversationId: row.conversation_id,
     chain:
       row.chain_hash === null || row.chain_items === null
         ? null
@@ -211,6 +219,8 @@ export class ConversationStore {
   readonly scopes: ReleasedScopes;
   /** Webhook events of ended background responses, until delivered (webhook-outbox.ts). */
   readonly webhooks: WebhookOutbox;
+  /** Conversations and their items (conversations.ts). */
+  readonly conversations: Conversations;
   /** The one deletion of responses (response-deletion.ts). */
   private readonly deletion: ResponseDeletion;
   /** Bumped by every deletion (see `historyEpoch`). */
@@ -233,6 +243,7 @@ export class ConversationStore {
     });
     this.scopes = new ReleasedScopes(storage, (ids) => this.deletion.delete(ids));
     this.webhooks = new WebhookOutbox(storage.sql);
+    this.conversations = new Conversations(storage, this.large);
   }
 
   /**
@@ -293,8 +304,8 @@ export class ConversationStore {
       this.sql.exec(
         `INSERT INTO responses (id, parent_id, conn_id, store, status, model, settings, settings_pieces,
            usage, error, incomplete_details, created_at, completed_at, chain_hash, chain_items, implicit_parent,
-           named_parent_id, background)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           named_parent_id, background, conversation_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         record.id,
         record.parentId,
         record.connId,
@@ -313,6 +324,7 @@ export class ConversationStore {
         record.implicitParent ? 1 : 0,
         record.namedParentId ?? null,
         record.background ? 1 : 0,
+        record.conversationId ?? null,
       );
       this.insertItems(record.id, INPUT, input, tokens);
     });
@@ -354,7 +366,24 @@ export class ConversationStore {
       if (updated === 0) return;
       this.insertItems(id, OUTPUT, outcome.output);
       if (logTail) this.eventLogs.append(id, logTail);
+      if (outcome.status === "completed") this.appendToConversation(id, outcome);
     });
+  }
+
+  /**
+   * A completed turn of a conversation: its own input, then its output, appended to the
+   * conversation (items it already holds skipped: a full resend of the conversation's items is the
+   * turn's input when it did not continue a held chain), in `finish`'s transaction — so the
+   * terminal event, sent after it, never announces a turn the conversation does not hold
+   * (https://platform.openai.com/docs/api-reference/responses/create#responses_create-conversation).
+   */
+  private appendToConversation(id: string, outcome: ResponseOutcome): void {
+    const row = this.sql
+      .exec<{ conversation_id: string | null }>("SELECT conversation_id FROM responses WHERE id = ?", id)
+      .toArray()[0];
+    const conversationId = row?.conversation_id;
+    if (!conversationId || !this.conversations.get(conversationId)) return; // deleted while it ran
+    this.conversations.append(conversationId, [...this.items(id, "input"), ...outcome.output], Date.now());
   }
 
   /**

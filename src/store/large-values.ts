@@ -17,6 +17,9 @@ export const PIECE_UNITS = 256 * 1024;
 /** `value_pieces.kind` of a response's settings (items use their own kind, 0 or 1). */
 export const SETTINGS_KIND = 2;
 
+/** `value_pieces.kind` of a conversation's item (keyed by the conversation's id and the item's seq). */
+export const CONVERSATION_ITEM_KIND = 3;
+
 /** Where a value lives: its response, kind (0 input item, 1 output item, 2 settings), position. */
 export interface ValueKey {
   responseId: string;
@@ -87,6 +90,16 @@ export class LargeValueStore {
     let bytes = 0;
     for (const row of rows) bytes += row.bytes;
     return { text: rows.map((row) => row.data).join(""), bytes };
+  }
+
+  /** Deletes the pieces of one value (a conversation item's, src/store/conversations.ts). */
+  deleteValue(key: ValueKey): void {
+    this.sql.exec(
+      "DELETE FROM value_pieces WHERE response_id = ? AND kind = ? AND position = ?",
+      key.responseId,
+      key.kind,
+      key.position,
+    );
   }
 
   /** Deletes every piece of one response (its items' and its settings'). */

@@ -17,6 +17,7 @@ import v9 from "../../migrations/0009_items_by_id.sql";
 import v10 from "../../migrations/0010_named_parent.sql";
 import v11 from "../../migrations/0011_background.sql";
 import v12 from "../../migrations/0012_webhook_outbox.sql";
+import v13 from "../../migrations/0013_conversations.sql";
 
 /** One schema step: its version number and SQL (several `;`-separated statements allowed). */
 export interface Migration {
@@ -38,6 +39,7 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 10, sql: v10 },
   { version: 11, sql: v11 },
   { version: 12, sql: v12 },
+  { version: 13, sql: v13 },
 ];
 
 /**

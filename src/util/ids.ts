@@ -3,6 +3,8 @@
  * - response ids `resp_<owner><random>`: `<owner>` is the owning session Durable Object's id
  *   (base64url of its 32 bytes, 43 chars) so the Worker can route any response id to its Durable
  *   Object without a lookup table; `<random>` (22 base64url chars, 128 bits) makes ids unguessable.
+ * - conversation ids `conv_<owner><random>`, the same shape: the session Durable Object that holds
+ *   the conversation (docs/conversations.md), found from the id alone.
  * - item ids `<prefix>_<token>` with OpenAI's prefixes (msg_, fc_, rs_…): 24 base64url chars of
  *   120 random bits plus a 24-bit check of them, so Deltagate can tell an id it minted (for an
  *   item a client sent without one, or an upstream item it re-keyed) from an id the client or an
@@ -25,9 +27,18 @@ const OWNER_CHARS = 43; // base64url of 32 bytes
  * @returns `resp_` + 43 owner chars + 22 random chars (70 chars in all).
  */
 export function newResponseId(ownerHex: string): string {
+  return ownedId("resp_", ownerHex);
+}
+
+/** A new conversation id owned by the Durable Object `ownerHex`: `conv_` + 43 owner + 22 random chars. */
+export function newConversationId(ownerHex: string): string {
+  return ownedId("conv_", ownerHex);
+}
+
+function ownedId(prefix: string, ownerHex: string): string {
   const owner = fromHex(ownerHex);
   if (owner?.length !== 32) throw new TypeError("a Durable Object id is 64 hex digits");
-  return `resp_${toBase64Url(owner)}${randomToken(16)}`;
+  return `${prefix}${toBase64Url(owner)}${randomToken(16)}`;
 }
 
 /**
@@ -35,8 +46,17 @@ export function newResponseId(ownerHex: string): string {
  * not one of Deltagate's (wrong prefix or length, bad encoding).
  */
 export function responseOwner(responseId: string): string | null {
-  if (!responseId.startsWith("resp_") || responseId.length !== 5 + OWNER_CHARS + 22) return null;
-  const bytes = fromBase64Url(responseId.slice(5, 5 + OWNER_CHARS));
+  return ownerOf("resp_", responseId);
+}
+
+/** The owning Durable Object id of a conversation id, or null when it is not one of Deltagate's. */
+export function conversationOwner(conversationId: string): string | null {
+  return ownerOf("conv_", conversationId);
+}
+
+function ownerOf(prefix: string, id: string): string | null {
+  if (!id.startsWith(prefix) || id.length !== prefix.length + OWNER_CHARS + 22) return null;
+  const bytes = fromBase64Url(id.slice(prefix.length, prefix.length + OWNER_CHARS));
   if (bytes?.length !== 32) return null;
   return toHex(bytes);
 }
