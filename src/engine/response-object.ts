@@ -134,6 +134,8 @@ export function responseObject(record: ResponseRecord, output: StoredItem[]): Re
     created_at: seconds(record.createdAt),
     status: record.status,
     background: record.background === true,
+    // The conversation the turn continued (src/engine/conversation-turns.ts), as OpenAI's `{id}`.
+    conversation: record.conversationId ? { id: record.conversationId } : null,
     completed_at: record.completedAt === null ? null : seconds(record.completedAt),
     error: record.error,
     incomplete_details: record.incompleteDetails,

@@ -57,6 +57,7 @@ import type { ConversationStore, ResponseOutcome, ResponseRecord } from "../stor
 import type { Upstream, UpstreamRequest } from "../upstream/upstream.ts";
 import { newResponseId } from "../util/ids.ts";
 import { validateTurnContext } from "./context-rules.ts";
+import { ConversationTurns, conversationOf } from "./conversation-turns.ts";
 import type { EventSink } from "./event-sink.ts";
 import { evictAfterFailure } from "./failed-continuation.ts";
 import { repairHistory } from "./history-repair.ts";
@@ -188,9 +189,12 @@ interface ChainPlan {
 /** Runs turns against one session's store. */
 export class TurnEngine {
   private readonly deps: TurnEngineDeps;
+  /** Turns of conversations: serialized per conversation, their items as context. */
+  private readonly conversationTurns: ConversationTurns;
 
   constructor(deps: TurnEngineDeps) {
     this.deps = deps;
+    this.conversationTurns = new ConversationTurns(deps.store.conversations);
   }
 
   /**
@@ -202,12 +206,35 @@ export class TurnEngine {
    * @throws {ApiError} when the request is rejected before `response.created` (validation,
    *   size limits, unknown previous response, pairing, a stage). Nothing is stored in that case.
    */
-  async run(
+  run(
     request: CreateRequest,
     scope: TurnScope,
     sink: EventSink,
     signal: AbortSignal,
     timer = new TurnTimer(),
+  ): Promise<TurnResult> {
+    let conversationId: string | null;
+    try {
+      conversationId = conversationOf(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (conversationId === null) return this.runTurn(request, scope, sink, signal, timer, null);
+    const id = conversationId;
+    // After the turns of the conversation before it, with its items as context (conversation-turns.ts).
+    return this.conversationTurns.run(id, request, (expanded) =>
+      this.runTurn(expanded, scope, sink, signal, timer, id),
+    );
+  }
+
+  /** `run` of one turn; `conversationId`: the conversation it continues (its input already expanded). */
+  private async runTurn(
+    request: CreateRequest,
+    scope: TurnScope,
+    sink: EventSink,
+    signal: AbortSignal,
+    timer: TurnTimer,
+    conversationId: string | null,
   ): Promise<TurnResult> {
     // A sampled turn's `deltagate.context` span: its parent, chain plan and context (to `render`).
     const contextSpan = timer.trace?.start("context");
@@ -231,7 +258,7 @@ export class TurnEngine {
     try {
       let turn: Turn;
       try {
-        turn = this.prepareContext(effective, plan, scope, timer);
+        turn = this.prepareContext(effective, plan, scope, timer, conversationId);
       } finally {
         contextSpan?.end();
       }
@@ -382,7 +409,13 @@ export class TurnEngine {
    * record.
    * @throws {ApiError} 400 for a pairing violation.
    */
-  private prepareContext(request: CreateRequest, plan: ChainPlan, scope: TurnScope, timer: TurnTimer): Turn {
+  private prepareContext(
+    request: CreateRequest,
+    plan: ChainPlan,
+    scope: TurnScope,
+    timer: TurnTimer,
+    conversationId: string | null,
+  ): Turn {
     const { parent, input, trigger } = plan;
     // Without what interrupted or deleted turns left (history-repair.ts), and from the chain's
     // latest compaction output on (it replaces what came before it: compaction-items.ts).
@@ -408,6 +441,7 @@ export class TurnEngine {
       ...(plan.matched > 0 && plan.named ? { namedParentId: plan.named.id } : {}),
       chain: plan.chain,
       ...(background ? { background: true } : {}),
+      ...(conversationId !== null ? { conversationId } : {}),
     };
     const context = turnContext(record.id, history, input, reportedHistoryTokens(parent));
     validateTurnContext(context.all.items, {
@@ -578,13 +612,6 @@ function withChain(turn: Turn, outcome: ResponseOutcome): ResponseOutcome {
  * it, src/session/http-transport.ts; WebSocket mode refuses it, src/session/ws-transport.ts.)
  */
 function rejectUnsupported(request: CreateRequest): void {
-  if (request.conversation !== undefined && request.conversation !== null) {
-    throw invalidRequest(
-      "The Conversations API is not supported by Deltagate; use previous_response_id.",
-      "conversation",
-      "unsupported_parameter",
-    );
-  }
   if (request.background_options) {
     throw invalidRequest(
       "background_options requires background mode, which is not supported over this transport.",

@@ -60,7 +60,17 @@ export function previousResponseNotFound(id: string): ApiError {
   );
 }
 
-/** 404 for an unknown response id, with OpenAI's wording. */
+/** 404 for a conversation id that is unknown, or another tenant's (docs/conversations.md). */
+export function conversationNotFound(id: string, param: string | null = null): ApiError {
+  return new ApiError(404, {
+    type: "invalid_request_error",
+    code: null,
+    message: `Conversation with id '${id}' not found.`,
+    param,
+  });
+}
+
+/** 404 for a response id that is unknown, or not visible to the caller. */
 export function responseNotFound(id: string): ApiError {
   return new ApiError(404, {
     type: "invalid_request_error",
