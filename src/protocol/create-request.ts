@@ -50,7 +50,7 @@ function charsOver(text: string, limit: number): number | null {
  * wording follows the same pattern.
  * Source: https://platform.openai.com/docs/api-reference/responses/create#responses_create-metadata
  */
-const metadata = z.record(z.string(), z.string()).superRefine((value, ctx) => {
+export const metadata = z.record(z.string(), z.string()).superRefine((value, ctx) => {
   const keys = Object.keys(value);
   const { keys: maxKeys, keyChars, valueChars } = METADATA_LIMITS;
   if (keys.length > maxKeys) {

@@ -19,14 +19,22 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Config } from "../config/config.ts";
 import type { CompactRequest, InputTokensRequest } from "../protocol/compact-request.ts";
+import type { CreateConversationRequest } from "../protocol/conversation-requests.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { asApiError, errorEvent, errorResponse } from "../protocol/error-rendering.ts";
-import { ApiError, internalError, invalidRequest, responseNotFound } from "../protocol/errors.ts";
+import {
+  ApiError,
+  conversationNotFound,
+  internalError,
+  invalidRequest,
+  responseNotFound,
+} from "../protocol/errors.ts";
 import { admits, foreignTenantError } from "../store/session-meta.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { whenSettled } from "./admission.ts";
 import { AlarmClock } from "./alarm-deadline.ts";
 import { attachmentOf, type Connection, openAttachments } from "./connection.ts";
+import type { ConversationCall } from "./conversations-http.ts";
 import { type FailureIds, failureLabel, guarded, rethrow } from "./failure-log.ts";
 import { refusedAsFlood } from "./flood-screen.ts";
 import type { CreateOptions, InputItemsPage, RetrieveOptions, UnaryOptions } from "./http-transport.ts";
@@ -98,7 +106,10 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   /** RPC, `POST /v1/responses` (validated by the Worker): admitted (admission.ts), then runs a turn. */
   createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
-    const denied = () => foreignTenantError(parent);
+    // Another tenant's conversation (its id names this object) is not found, as on its routes.
+    const conversation = typeof request.conversation === "string" ? request.conversation : null;
+    const denied = () =>
+      conversation ? conversationNotFound(conversation, "conversation") : foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
       this.parts.http.create(request, tenant, options, () =>
         this.admit("turn", request, options, request.max_output_tokens),
@@ -182,6 +193,44 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   /** RPC, `POST /v1/responses/{id}/cancel`. */
   cancelResponse(tenant: string, id: string): Promise<Response> {
     return this.serveById(tenant, id, () => this.parts.http.cancel(id));
+  }
+
+  /** RPC, `POST /v1/conversations` (validated by the Worker): a conversation held by this session. */
+  createConversation(tenant: string, body: CreateConversationRequest): Promise<Response> {
+    const denied = () => invalidRequest("This session cannot be opened with this key.");
+    return this.serve(tenant, "claim", denied, [], () => this.parts.conversations.create(body));
+  }
+
+  /**
+   * RPC, every route of `/v1/conversations/{id}` (validated by the Worker): `call` runs on this
+   * session's conversations once the tenant check passed — another tenant's id is not found.
+   */
+  conversationCall(tenant: string, id: string, call: ConversationCall): Promise<Response> {
+    const http = this.parts.conversations;
+    return this.serve(
+      tenant,
+      "read",
+      () => conversationNotFound(id),
+      [],
+      () => {
+        switch (call.route) {
+          case "retrieve":
+            return http.retrieve(id);
+          case "update":
+            return http.update(id, call.body);
+          case "delete":
+            return http.remove(id);
+          case "add_items":
+            return http.addItems(id, call.body, call.include);
+          case "list_items":
+            return http.listItems(id, call.query, call.include);
+          case "retrieve_item":
+            return http.retrieveItem(id, call.itemId, call.include);
+          case "delete_item":
+            return http.removeItem(id, call.itemId);
+        }
+      },
+    );
   }
 
   /**

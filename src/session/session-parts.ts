@@ -31,6 +31,7 @@ import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { Admission } from "./admission.ts";
 import { compactionServices } from "./compaction-services.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
+import { ConversationsHttp } from "./conversations-http.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
 import { SessionLifecycle } from "./lifecycle.ts";
@@ -73,6 +74,8 @@ export interface SessionParts {
   tenancy: SessionTenancy;
   /** The one admission of every call that reaches a model or counts against the tenant (admission.ts). */
   admission: Admission;
+  /** The Conversations API of the conversations this session holds (conversations-http.ts). */
+  conversations: ConversationsHttp;
 }
 
 /** What the composition needs from the Durable Object. */
@@ -277,5 +280,23 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     },
     webhooks, // last: its alarm waits for the receivers' answers
   ]);
-  return { config, lifecycle, connections, live, ws, http, compaction, transfer, warm, tenancy, admission };
+  const conversations = new ConversationsHttp({
+    conversations: store.conversations,
+    ownerId: objectId,
+    now: Date.now,
+  });
+  return {
+    config,
+    lifecycle,
+    connections,
+    live,
+    ws,
+    http,
+    compaction,
+    transfer,
+    warm,
+    tenancy,
+    admission,
+    conversations,
+  };
 }

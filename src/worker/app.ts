@@ -15,7 +15,9 @@
  *   accepts the socket. Sessions are namespaced by tenant, so tenants never share one;
  * - the HTTP Responses API (`POST /v1/responses`, `POST /v1/responses/compact`,
  *   `POST /v1/responses/input_tokens`, `GET|DELETE /v1/responses/{id}`, `…/input_items`,
- *   `…/cancel`), routed by responses-routes.ts.
+ *   `…/cancel`), routed by responses-routes.ts;
+ * - the Conversations API (`POST /v1/conversations`, `GET|POST|DELETE /v1/conversations/{id}`,
+ *   `POST|GET …/items`, `GET|DELETE …/items/{item_id}`), routed by conversations-routes.ts.
  * This is the only route table: the session Durable Object has no router of its own.
  * Authentication is middleware (auth.ts) that throws like every route; errors are OpenAI's JSON
  * envelope (src/protocol/error-rendering.ts), rendered once, by `onError`.
@@ -30,6 +32,16 @@ import { adminApi, tenantUsage } from "../tenancy/admin-api.ts";
 import type { AppEnv } from "./app-env.ts";
 import { authentication } from "./auth.ts";
 import { createClientSecret, createDemoClientSecret } from "./client-secrets.ts";
+import {
+  addConversationItems,
+  createConversation,
+  deleteConversation,
+  deleteConversationItem,
+  listConversationItems,
+  retrieveConversation,
+  retrieveConversationItem,
+  updateConversation,
+} from "./conversations-routes.ts";
 import { corsMiddleware } from "./cors.ts";
 import { demoPage } from "./demo-page.ts";
 import {
@@ -98,6 +110,14 @@ export function createApp(): Hono<AppEnv> {
   app.delete("/v1/responses/:id", (c) => deleteResponse(c));
   app.get("/v1/responses/:id/input_items", (c) => listInputItems(c));
   app.post("/v1/responses/:id/cancel", (c) => cancelResponse(c));
+  app.post("/v1/conversations", (c) => createConversation(c));
+  app.get("/v1/conversations/:id", (c) => retrieveConversation(c));
+  app.post("/v1/conversations/:id", (c) => updateConversation(c));
+  app.delete("/v1/conversations/:id", (c) => deleteConversation(c));
+  app.post("/v1/conversations/:id/items", (c) => addConversationItems(c));
+  app.get("/v1/conversations/:id/items", (c) => listConversationItems(c));
+  app.get("/v1/conversations/:id/items/:item_id", (c) => retrieveConversationItem(c));
+  app.delete("/v1/conversations/:id/items/:item_id", (c) => deleteConversationItem(c));
   return app;
 }
 

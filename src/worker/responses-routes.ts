@@ -22,8 +22,8 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { clientSecretSessionMismatch, websocketProtocolRequired } from "../auth/errors.ts";
-import { ownedBy } from "../auth/secret-binding.ts";
 import { parseConfig } from "../config/config.ts";
+import { conversationOf } from "../engine/conversation-turns.ts";
 import { keepaliveWanted } from "../http/client-options.ts";
 import { readBodyText } from "../http/request-body.ts";
 import { timingOptIn, wantsTiming } from "../pipeline/turn-timing.ts";
@@ -31,7 +31,13 @@ import { backgroundRefusal } from "../protocol/background.ts";
 import { zodToApiError } from "../protocol/client-events.ts";
 import { compactRequest, inputTokensRequest } from "../protocol/compact-request.ts";
 import { type CreateRequest, createRequest } from "../protocol/create-request.ts";
-import { ApiError, invalidRequest, previousResponseNotFound, responseNotFound } from "../protocol/errors.ts";
+import {
+  ApiError,
+  conversationNotFound,
+  invalidRequest,
+  previousResponseNotFound,
+  responseNotFound,
+} from "../protocol/errors.ts";
 import { parseClientJson } from "../protocol/json-limits.ts";
 import { utf8Length } from "../protocol/size-limits.ts";
 import {
@@ -43,7 +49,7 @@ import {
 } from "../session/internal-headers.ts";
 import type { SessionDurableObject } from "../session/session-do.ts";
 import { admitSocket, TENANCY_HEADER } from "../tenancy/socket-admission.ts";
-import { responseOwner } from "../util/ids.ts";
+import { conversationOwner, responseOwner } from "../util/ids.ts";
 import { affinitySessionId } from "./affinity.ts";
 import type { AppEnv } from "./app-env.ts";
 import { CREDENTIAL_QUERY_PARAMS, echoedProtocol, offeredProtocols } from "./auth.ts";
@@ -95,10 +101,18 @@ function boundOwner(c: Context<AppEnv>): string | null {
  * for a client secret, not of its session.
  */
 function ownerStub(c: Context<AppEnv>, responseId: string): SessionStub | null {
-  const owner = responseOwner(responseId);
+  return ownerStubOf(c, responseOwner(responseId));
+}
+
+/**
+ * The stub of the Durable Object whose hex id is `owner` (decoded from a response or conversation
+ * id), or null when there is none, it is not of this namespace or, for a client secret, not its
+ * session.
+ */
+export function ownerStubOf(c: Context<AppEnv>, owner: string | null): SessionStub | null {
   if (!owner) return null;
   const bound = boundOwner(c);
-  if (bound !== null && !ownedBy(responseId, bound)) return null;
+  if (bound !== null && owner !== bound) return null;
   try {
     return c.env.SESSIONS.get(c.env.SESSIONS.idFromString(owner));
   } catch {
@@ -136,7 +150,7 @@ function turnBinding(c: Context<AppEnv>): SecretTurnBinding | undefined {
 }
 
 /** The query string of `c` validated by `schema`. */
-function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
+export function query<T extends z.ZodType>(c: Context<AppEnv>, schema: T): z.infer<T> {
   const parsed = schema.safeParse(c.req.query());
   if (!parsed.success) throw zodToApiError(parsed.error);
   return parsed.data;
@@ -237,6 +251,13 @@ export async function createResponse(c: Context<AppEnv>): Promise<Response> {
     ...(keepaliveWanted(c.req.raw.headers) ? {} : { keepalive: false }),
   };
   const tenant = c.get("tenant");
+  // A conversation's turn runs where the conversation lives (its id names the Durable Object).
+  const conversation = conversationOf(request); // 400 with previous_response_id
+  if (conversation !== null) {
+    const stub = ownerStubOf(c, conversationOwner(conversation));
+    if (!stub) throw conversationNotFound(conversation, "conversation");
+    return stub.createResponse(tenant, request, options);
+  }
   const previous = request.previous_response_id;
   if (previous) {
     const stub = ownerStub(c, previous);
@@ -278,7 +299,7 @@ function contextStub(
 }
 
 /** The body of a unary endpoint, within the request size limit, validated by `schema`, and its size. */
-async function unaryBody<T extends z.ZodType>(
+export async function unaryBody<T extends z.ZodType>(
   request: Request,
   schema: T,
 ): Promise<{ body: z.infer<T>; bytes: number }> {
