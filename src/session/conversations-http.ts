@@ -82,7 +82,7 @@ export class ConversationsHttp {
   addItems(id: string, body: AddItemsRequest, include: Includes): Response {
     this.existing(id);
     const added = this.deps.conversations.append(id, withIds(body.items), this.deps.now());
-    return Response.json(list(listedItems(added, [...include]), false));
+    return Response.json(list(shown(added, include), false));
   }
 
   /** `GET /v1/conversations/{id}/items`: a page (`after`, `limit`, `order`). */
@@ -90,7 +90,7 @@ export class ConversationsHttp {
     this.existing(id);
     const page = this.deps.conversations.page(id, query.after ?? null, query.limit, query.order);
     if (!page) throw invalidRequest(`No item with id '${query.after}' in this conversation.`, "after");
-    return Response.json(list(listedItems(page.items, [...include]), page.hasMore));
+    return Response.json(list(shown(page.items, include), page.hasMore));
   }
 
   /** `GET /v1/conversations/{id}/items/{item_id}`. */
@@ -98,7 +98,7 @@ export class ConversationsHttp {
     this.existing(id);
     const item = this.deps.conversations.item(id, itemId);
     if (!item) throw itemNotFound(itemId);
-    return Response.json(listedItems([item], [...include])[0]);
+    return Response.json(shown([item], include)[0]);
   }
 
   /** `DELETE /v1/conversations/{id}/items/{item_id}`: answers the conversation, as OpenAI does. */
@@ -118,6 +118,14 @@ export class ConversationsHttp {
 /** Items as a conversation keeps them, each with its id (a minted one when it came without). */
 function withIds(items: readonly Parameters<typeof conversationItem>[0][]): StoredItem[] {
   return items.map((item) => conversationItem(item, item.id ?? newItemId(item.type)));
+}
+
+/** Items as listed: OpenAI's conversation item shape (conversation-requests.ts), then `listedItems`. */
+function shown(items: readonly StoredItem[], include: Includes): StoredItem[] {
+  return listedItems(
+    items.map((item) => conversationItem(item, item.id)),
+    [...include],
+  );
 }
 
 function list(data: readonly StoredItem[], hasMore: boolean) {
