@@ -21,7 +21,8 @@
  * response's terminal event past that bound; lowering the constant would let a new version
  * recover an old version's responses with too small a margin); the terminal event is written (with the rest of the log, the output and
  * the status, in one transaction) before it is sent, so a client never sees a completion that is
- * not durable; store:false responses keep no log, and their terminal event is sent before their
+ * not durable; store:false responses keep no log, and — unless they continue a conversation, whose
+ * append must be durable first (docs/conversations.md) — their terminal event is sent before their
  * output and status are written (in the same synchronous step, so the next turn of the socket
  * finds them): they are connection-scoped state, which a crash loses together with the socket,
  * so they do not wait for a durable commit (issue #8 item 2).
@@ -110,7 +111,9 @@ export class TurnEmitter {
       response: responseObject(final, [...outcome.output]),
     };
     const json = JSON.stringify(terminal);
-    if (!this.record.store) {
+    // A conversation's turn is written first even when store:false: its append to the conversation
+    // (durable state, docs/conversations.md) must be committed before the client reads it ended.
+    if (!this.record.store && !this.record.conversationId) {
       // Connection-scoped: sent before the write, so the output gate does not hold it.
       this.live.publish(terminal, json);
       this.store.finish(this.record.id, outcome, null);

@@ -275,4 +275,18 @@ describe("Conversations API", () => {
     phone.close();
     page.close();
   });
+
+  it("a store:false turn of a conversation is appended too", async () => {
+    const client = sdkClient(KEY_A);
+    const conversation = await client.conversations.create({});
+    const one = await client.responses.create({
+      model: "deltagate-sim",
+      input: "unstored",
+      store: false,
+      conversation: conversation.id,
+    });
+    expect(one).toMatchObject({ status: "completed", store: false, conversation: { id: conversation.id } });
+    const items = await allItems(client, conversation.id, 100);
+    expect(items.map((i) => i.id)).toEqual([items[0]?.id, ...one.output.map((o) => o.id)]);
+  });
 });
