@@ -8,8 +8,11 @@
  * serialized; `previous_response_id` with `conversation` is a 400; another tenant's conversation
  * id is not found on any route.
  */
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, inject, it } from "vitest";
+import { conversationOwner } from "../../src/util/ids.ts";
 import { sdkClient } from "../support/sdk-client.ts";
 import {
   connect,
@@ -40,6 +43,22 @@ async function allItems(client: OpenAI, id: string, limit: number): Promise<Item
     items.push(item as unknown as Item);
   }
   return items;
+}
+
+/** The session Durable Object a conversation id names. */
+function sessionOf(conversationId: string) {
+  return env.SESSIONS.get(env.SESSIONS.idFromString(conversationOwner(conversationId) ?? ""));
+}
+
+/** Value pieces (large-values.ts) kept for a conversation's items. */
+function piecesOf(conversationId: string): Promise<number> {
+  return runInDurableObject(
+    sessionOf(conversationId),
+    (_instance, state) =>
+      state.storage.sql
+        .exec<{ n: number }>("SELECT COUNT(*) AS n FROM value_pieces WHERE response_id = ?", conversationId)
+        .one().n,
+  );
 }
 
 /** The 404 an SDK call rejects with, or a failure. */
@@ -288,5 +307,19 @@ describe("Conversations API", () => {
     expect(one).toMatchObject({ status: "completed", store: false, conversation: { id: conversation.id } });
     const items = await allItems(client, conversation.id, 100);
     expect(items.map((i) => i.id)).toEqual([items[0]?.id, ...one.output.map((o) => o.id)]);
+  });
+
+  it("keeps an item longer than one SQLite row whole, and deletes it with its pieces", async () => {
+    const client = sdkClient(KEY_A);
+    const long = "x".repeat(600_000); // over large-values.ts PIECE_UNITS: kept in pieces
+    const conversation = await client.conversations.create({ items: [user(long), user("short")] });
+    const [first] = await allItems(client, conversation.id, 100);
+    if (!first) throw new Error("no items");
+    expect((first.content as Array<{ text: string }>)[0]?.text).toBe(long);
+    expect(await piecesOf(conversation.id)).toBeGreaterThan(1);
+    await client.conversations.items.delete(first.id as string, { conversation_id: conversation.id });
+    const left = await allItems(client, conversation.id, 100);
+    expect(left.map((i) => (i.content as Array<{ text: string }>)[0]?.text)).toEqual(["short"]);
+    expect(await piecesOf(conversation.id)).toBe(0);
   });
 });

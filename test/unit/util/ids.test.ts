@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  conversationOwner,
   isMintedItemId,
+  newConversationId,
   newItemId,
   newResponseId,
   randomToken,
@@ -37,6 +39,20 @@ describe("response ids", () => {
     expect(responseOwner(`${id}x`)).toBeNull(); // too long
     expect(responseOwner(`resp_${"!".repeat(65)}`)).toBeNull(); // not base64url
     expect(responseOwner("resp_abc")).toBeNull();
+  });
+});
+
+describe("conversation ids", () => {
+  it("name their owner as response ids do: conv_ + 43 owner chars + 22 random chars", () => {
+    const id = newConversationId(OWNER);
+    expect(id).toMatch(/^conv_[A-Za-z0-9_-]{65}$/);
+    expect(conversationOwner(id)).toBe(OWNER);
+  });
+
+  it("are never read as response ids, nor response ids as conversation ids", () => {
+    expect(responseOwner(newConversationId(OWNER))).toBeNull();
+    expect(conversationOwner(newResponseId(OWNER))).toBeNull();
+    expect(conversationOwner("conv_nope")).toBeNull();
   });
 });
 
