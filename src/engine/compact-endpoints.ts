@@ -44,6 +44,7 @@ import { toUpstreamItems } from "../upstream/item-conversion.ts";
 import type { UpstreamRoute } from "../upstream/routes.ts";
 import { type Upstream, UpstreamError } from "../upstream/upstream.ts";
 import { newItemId, newResponseId } from "../util/ids.ts";
+import { conversationOf } from "./conversation-turns.ts";
 import { ZERO_USAGE } from "./response-object.ts";
 import type { TurnEngine, TurnReservation } from "./turn-engine.ts";
 import { inputItems } from "./turn-input.ts";
@@ -131,6 +132,7 @@ export class CompactEndpoints {
     previousResponseId: string | null | undefined,
     input: CompactRequest["input"],
     tenant: string,
+    held: readonly StoredItem[] = [],
   ): Promise<{ items: StoredItem[]; inputStart: number }> {
     const scope = { connId: this.deps.newScopeId(), tenant };
     // Item references become the items they name, as for a turn (src/resend/item-references.ts).
@@ -139,7 +141,7 @@ export class CompactEndpoints {
       scope,
     );
     const history = await this.deps.engine.historyFor(previousResponseId ?? null, own, scope);
-    return { items: [...history, ...own], inputStart: history.length };
+    return { items: [...held, ...history, ...own], inputStart: held.length + history.length };
   }
 
   private route(model: string): UpstreamRoute {
@@ -302,15 +304,16 @@ export class CompactEndpoints {
    * @param keyId the key that made it (the usage ledger's key, when the call is forwarded).
    */
   async inputTokens(request: InputTokensRequest, tenant: string, keyId: string): Promise<Response> {
-    if (request.conversation !== undefined && request.conversation !== null) {
-      throw invalidRequest(
-        "The Conversations API is not supported by Deltagate; use previous_response_id.",
-        "conversation",
-        "unsupported_parameter",
-      );
-    }
+    // A conversation's items come first, as they would for a turn (conversation-turns.ts).
+    const conversation = conversationOf(request); // 400 with previous_response_id
+    const held = conversation === null ? [] : this.deps.engine.conversationItems(conversation);
     const route = request.model ? this.route(request.model) : null;
-    const { items, inputStart } = await this.context(request.previous_response_id, request.input, tenant);
+    const { items, inputStart } = await this.context(
+      request.previous_response_id,
+      request.input,
+      tenant,
+      held,
+    );
     const mode = route?.inputTokens ?? "deltagate";
     const opened = await openCompactions(items, inputStart, tenant, await this.deps.keys, mode);
     const sent = expandCompactions(items, opened);

@@ -15,6 +15,7 @@
  */
 import { type CreateRequest, normalizeInput } from "../protocol/create-request.ts";
 import { conversationNotFound, invalidRequest } from "../protocol/errors.ts";
+import type { StoredItem } from "../protocol/items.ts";
 import { isRecord } from "../protocol/json.ts";
 import type { Conversations } from "../store/conversations.ts";
 
@@ -22,7 +23,10 @@ import type { Conversations } from "../store/conversations.ts";
  * The conversation id a create names, or null.
  * @throws {ApiError} 400 for a malformed value, or one combined with `previous_response_id`.
  */
-export function conversationOf(request: CreateRequest): string | null {
+export function conversationOf(request: {
+  conversation?: unknown;
+  previous_response_id?: string | null | undefined;
+}): string | null {
   const value = request.conversation;
   if (value === undefined || value === null) return null;
   const id = typeof value === "string" ? value : isRecord(value) ? value.id : undefined;
@@ -51,6 +55,15 @@ export class ConversationTurns {
 
   constructor(conversations: Conversations) {
     this.conversations = conversations;
+  }
+
+  /**
+   * The items of conversation `id`, oldest first (`input_tokens` counts them as its context).
+   * @throws {ApiError} 404 when it is unknown.
+   */
+  items(id: string): StoredItem[] {
+    if (!this.conversations.get(id)) throw conversationNotFound(id, "conversation");
+    return this.conversations.items(id);
   }
 
   /**

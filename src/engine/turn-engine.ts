@@ -227,6 +227,11 @@ export class TurnEngine {
     );
   }
 
+  /** The items of conversation `id` (404 when unknown): the context `input_tokens` counts. */
+  conversationItems(id: string): StoredItem[] {
+    return this.conversationTurns.items(id);
+  }
+
   /** `run` of one turn; `conversationId`: the conversation it continues (its input already expanded). */
   private async runTurn(
     request: CreateRequest,

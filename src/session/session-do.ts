@@ -143,7 +143,9 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     options: UnaryOptions = {},
   ): Promise<Response> {
     const parent = request.previous_response_id;
-    const denied = () => foreignTenantError(parent);
+    const conversation = typeof request.conversation === "string" ? request.conversation : null;
+    const denied = () =>
+      conversation ? conversationNotFound(conversation, "conversation") : foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
       whenSettled(this.admit("count", request, options), (admitted) => {
         if (admitted instanceof ApiError) throw admitted;

@@ -288,9 +288,16 @@ function sessionStub(c: Context<AppEnv>, tenant: string, sessionId: string): Ses
  */
 function contextStub(
   c: Context<AppEnv>,
-  request: { previous_response_id?: string | null | undefined },
+  request: { previous_response_id?: string | null | undefined; conversation?: unknown },
 ): SessionStub {
   boundSession(c);
+  // `input_tokens` of a conversation: where the conversation lives (400 with previous_response_id).
+  const conversation = conversationOf(request);
+  if (conversation !== null) {
+    const stub = ownerStubOf(c, conversationOwner(conversation));
+    if (!stub) throw conversationNotFound(conversation, "conversation");
+    return stub;
+  }
   const previous = request.previous_response_id;
   if (!previous) return c.env.SESSIONS.getByName(sessionObjectName(c.get("tenant"), sessionFor(c)));
   const stub = ownerStub(c, previous);

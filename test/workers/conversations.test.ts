@@ -322,4 +322,25 @@ describe("Conversations API", () => {
     expect(left.map((i) => (i.content as Array<{ text: string }>)[0]?.text)).toEqual(["short"]);
     expect(await piecesOf(conversation.id)).toBe(0);
   });
+
+  it("input_tokens counts a conversation's items with the input; another tenant's conversation is not found", async () => {
+    const client = sdkClient(KEY_A);
+    const conversation = await client.conversations.create({
+      items: [user("a long remembered line of context"), user("and another remembered line")],
+    });
+    const alone = await client.responses.inputTokens.count({ model: "deltagate-sim", input: "hi" });
+    const within = await client.responses.inputTokens.count({
+      model: "deltagate-sim",
+      input: "hi",
+      conversation: conversation.id,
+    });
+    expect(within.input_tokens).toBeGreaterThan(alone.input_tokens);
+    await notFound(
+      sdkClient(KEY_B).responses.inputTokens.count({
+        model: "deltagate-sim",
+        input: "hi",
+        conversation: conversation.id,
+      }),
+    );
+  });
 });
