@@ -343,4 +343,13 @@ describe("Conversations API", () => {
       }),
     );
   });
+
+  it("over a socket, a conversation held by another session is not found (an error event, nothing run)", async () => {
+    const conversation = await sdkClient(KEY_A).conversations.create({});
+    const ws = await connect({ session: uniqueSession("conv-ws-elsewhere") });
+    ws.send({ type: "response.create", model: "sim-ws", input: "x", conversation: conversation.id });
+    const [error] = await ws.turn(0);
+    expect(error).toMatchObject({ type: "error", status: 404, error: { param: "conversation" } });
+    ws.close();
+  });
 });
