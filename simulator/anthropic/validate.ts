@@ -29,7 +29,11 @@ export function thinkingBudget(body: JsonObject): number | null {
   return typeof thinking.budget_tokens === "number" ? thinking.budget_tokens : null;
 }
 
-/** Claude's client tool names (https://docs.anthropic.com/en/api/messages `tools[].name`). */
+/**
+ * Claude's client tool names (https://docs.anthropic.com/en/api/messages `tools[].name`); the
+ * refusal's wording as users quote Claude's 400 (modelcontextprotocol/modelcontextprotocol #1345,
+ * jedisct1/openapi-mcp #9).
+ */
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
 
 /** Refuses a client tool whose name Claude refuses, with Anthropic's wording. */
