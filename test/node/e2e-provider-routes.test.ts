@@ -11,7 +11,7 @@
  * (never the Responses API), and the Anthropic route read the previous turns' prefix from its
  * prompt cache from the second request on (docs/anthropic.md, the breakpoint rule).
  * Codex CLI, which offers `web_search` (refused by these routes unless `hosted_tools: "omit"`) and a
- * `namespace` tool, runs against a Claude-shaped route in test/node/e2e-codex-claude.test.ts.
+ * `namespace` tool, runs against both kinds of route in test/node/e2e-codex-provider-routes.test.ts.
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { Agent, tool as agentsTool, OpenAIProvider, Runner } from "@openai/agents";
