@@ -7,7 +7,6 @@
  *   (@cloudflare/vitest-plugin), against the real Worker, real Durable Objects with SQLite
  *   storage, and the reference simulator as upstream (a real HTTP server started in
  *   globalSetup, reached from workerd over loopback).
- * - `unit`: pure logic in plain Node, under test/unit/ at the path of the source file it tests.
  * - `node`: plain Node tests: the simulator speaking to the real `openai` SDK, and end-to-end
  *   runs of real clients (`ResponsesWS`, Codex CLI) against `wrangler dev`.
  * Source: https://developers.cloudflare.com/workers/testing/vitest-integration/
@@ -22,8 +21,9 @@ const ECHO_SHAPES = Object.keys(ECHO_KEYS) as EchoShape[];
 export default defineConfig({
   test: {
     // Vitest's default (cores - 1) runs one file at a time on 2 cores, yet most files spend their
-    // time waiting on sockets, timers and wrangler starts: two at a time at least.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // time waiting on sockets, timers and wrangler starts: four at a time at least (measured on 2
+    // shared cores: docs/testing.md "How long it takes").
+    maxWorkers: Math.max(4, availableParallelism()),
     // One timing line per turn (src/pipeline/turn-timing.ts) would drown the test output.
     onConsoleLog: (log: string) => !log.includes('"type":"deltagate.turn"'),
     projects: [
@@ -313,6 +313,8 @@ export default defineConfig({
           // allow for: each uses its own session names.
           isolate: false,
           globalSetup: ["./test/support/global-setup.ts"],
+          // Each file ends once the Worker's console is quiet (vitest-dev/vitest#11153).
+          setupFiles: ["./test/support/drain-console.ts"],
           testTimeout: 30_000,
         },
       },
