@@ -9,13 +9,16 @@
  * (`multi_agent_v1__spawn_agent`, …) and leaves `web_search` out, and the task — a real shell
  * command in Codex's sandbox — completes over the WebSocket, chained turn by turn, with every model
  * request in the provider's wire format (the Gemini simulator also checks each call goes back with
- * its thought signature).
+ * its thought signature). Then `codex exec resume --last` continues the session on a new process
+ * and socket: its first model request goes to the provider with the first run's call and result
+ * and the new prompt (a stateless provider is sent the whole context; its prompt cache is what
+ * saves the prefill: docs/anthropic.md).
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
+import { type CodexRun, runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
 import { useProxiedStack } from "../support/e2e-stack.ts";
 
 type Json = Record<string, unknown>;
@@ -118,5 +121,45 @@ describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provide
       expect(names.some((name) => name.includes("web_search"))).toBe(false);
     }
     expect(provider.loop((upstream[1]?.body ?? {}) as Json)).toEqual(provider.expectedLoop);
+  });
+
+  it("resumes the session (codex exec resume --last) with the whole conversation sent to the provider", async () => {
+    const baseUrl = `${e2e.proxy.url}/v1`;
+    const clean = (run: CodexRun, file: string, text: string) => {
+      const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}\nwrangler:\n${e2e.stack.output()}`;
+      expect(run.timedOut, diagnostics).toBe(false);
+      expect(run.code, diagnostics).toBe(0);
+      expect(run.stdout).not.toContain(WEBSOCKET_FALLBACK_TEXT);
+      expect(readFileSync(join(run.workdir, file), "utf8")).toBe(`${text}\n`);
+    };
+    const first = await runCodexExec({
+      baseUrl,
+      prompt: "Write the first file by running `echo one > one.txt` and report back.",
+      timeoutMs: 60_000,
+      keepSession: true,
+    });
+    cleanups.push(first.cleanup);
+    clean(first, "one.txt", "one");
+    const before = e2e.stack.simulator!.recorder.list().length;
+    const resumed = await runCodexExec({
+      baseUrl,
+      prompt: "Now write the second file by running `echo two > two.txt`.",
+      timeoutMs: 60_000,
+      resume: first,
+    });
+    clean(resumed, "two.txt", "two");
+    const threads = [first, resumed].map(
+      (run) => run.events.find((e) => e.type === "thread.started")?.thread_id,
+    );
+    expect(threads[1]).toBe(threads[0]);
+
+    // The resumed run's first model request: the provider's format, the first run's call and
+    // result, then the new prompt.
+    const after = e2e.stack.simulator!.recorder.list().slice(before);
+    expect(after.map((r) => [r.path, r.status])[0]).toEqual([provider.path, 200]);
+    const firstResumed = (after[0]?.body ?? {}) as Json;
+    expect(provider.loop(firstResumed)).toEqual(provider.expectedLoop);
+    expect(JSON.stringify(firstResumed)).toContain("echo one > one.txt");
+    expect(JSON.stringify(firstResumed)).toContain("echo two > two.txt");
   });
 });
