@@ -88,6 +88,15 @@ export default defineConfig({
                 api_key_var: "UPSTREAM_API_KEY",
                 upstream_model: "gpt-not-claude",
               },
+              // Hosted tools (`web_search`) left out rather than refused (docs/anthropic.md).
+              {
+                model: "sim-claude-omit*",
+                api: "anthropic-messages",
+                base_url: `${inject<string>("anthropicSimulatorUrl")}/v1`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "claude-sim-1",
+                hosted_tools: "omit",
+              },
               {
                 model: "sim-claude*",
                 api: "anthropic-messages",
@@ -113,6 +122,15 @@ export default defineConfig({
                 base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
                 api_key_var: "UPSTREAM_API_KEY",
                 upstream_model: "gemini-2.5-flash-sim",
+              },
+              // Hosted tools (`web_search`) left out rather than refused (docs/gemini.md).
+              {
+                model: "sim-gemini-omit*",
+                api: "gemini",
+                base_url: `${inject<string>("geminiSimulatorUrl")}/v1beta`,
+                api_key_var: "UPSTREAM_API_KEY",
+                upstream_model: "gemini-3-flash-sim",
+                hosted_tools: "omit",
               },
               {
                 model: "sim-gemini*",

@@ -1,6 +1,6 @@
 /**
  * Request validation of the simulator's `/v1/messages`, with Anthropic's messages: `model`,
- * `max_tokens` and `messages` required; roles `user` / `assistant`; `thinking.budget_tokens`
+ * `max_tokens` and `messages` required; client tool names of `^[a-zA-Z0-9_-]{1,128}$`; roles `user` / `assistant`; `thinking.budget_tokens`
  * ≥ 1024 and below `max_tokens`; every `tool_use` answered by a `tool_result` at the start of the
  * next user message and every `tool_result` answering a `tool_use` of the message before it;
  * with thinking enabled, the assistant turn of a tool loop must start with a thinking block, and
@@ -30,6 +30,24 @@ export function thinkingBudget(body: JsonObject): number | null {
 }
 
 /**
+ * Claude's client tool names (https://docs.anthropic.com/en/api/messages `tools[].name`); the
+ * refusal's wording as users quote Claude's 400 (modelcontextprotocol/modelcontextprotocol #1345,
+ * jedisct1/openapi-mcp #9).
+ */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+
+/** Refuses a client tool whose name Claude refuses, with Anthropic's wording. */
+function validateToolNames(tools: unknown): void {
+  if (!Array.isArray(tools)) return;
+  tools.forEach((tool: unknown, t: number) => {
+    if (!isJsonObject(tool) || (tool.type !== undefined && tool.type !== "custom")) return;
+    if (typeof tool.name !== "string" || !TOOL_NAME.test(tool.name)) {
+      throw invalid(`tools.${t}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'`);
+    }
+  });
+}
+
+/**
  * Validates a `/v1/messages` body.
  * @throws {AnthropicError} 400 with Anthropic's wording of the first problem found.
  */
@@ -49,6 +67,7 @@ export function validateMessages(body: JsonObject, signer: ThinkingSigner): void
       throw invalid("`max_tokens` must be greater than `thinking.budget_tokens`.");
     }
   }
+  validateToolNames(body.tools);
   const thinking = thinkingBudget(body) !== null;
   let previousRole: unknown = null;
   let pendingToolUses: string[] = [];

@@ -7,7 +7,9 @@
  * Invariant: a setting or tool type a route's adapter has no mapping for, and that changes what the
  * model does, is refused here rather than dropped when the request is built: `prompt` (a template
  * only OpenAI's Responses API holds), `image`, and every tool but `function` on Chat Completions
- * Anthropic Messages and Gemini routes; `prompt_cache_options` on Anthropic Messages (Claude's cache
+ * and every tool but `function` and `namespace` on Anthropic Messages and Gemini routes (there an
+ * OpenAI-hosted tool is left out instead when the route's operator chose `hosted_tools: "omit"`:
+ * the route's `omitted` types); `prompt_cache_options` on Anthropic Messages (Claude's cache
  * is set by breakpoints: src/upstream/anthropic/cache-breakpoints.ts) and Gemini (implicit). Responses routes
  * (`responses-http`, `responses-ws`) get every setting and tool as sent.
  * Sources: https://platform.openai.com/docs/api-reference/responses/create,
@@ -32,6 +34,8 @@ export interface RouteCapabilities {
 }
 
 const FUNCTION_TOOLS_ONLY: ReadonlySet<string> = new Set(["function"]);
+/** Functions, and namespaces of functions flattened (src/upstream/tool-namespaces.ts). */
+const FUNCTIONS_AND_NAMESPACES: ReadonlySet<string> = new Set(["function", "namespace"]);
 
 /** Every wire API's capabilities (src/upstream/routes.ts `UPSTREAM_APIS`). */
 export const ROUTE_CAPABILITIES: Readonly<Record<UpstreamApi, RouteCapabilities>> = {
@@ -45,14 +49,14 @@ export const ROUTE_CAPABILITIES: Readonly<Record<UpstreamApi, RouteCapabilities>
   },
   "anthropic-messages": {
     name: "Anthropic Messages",
-    toolTypes: FUNCTION_TOOLS_ONLY,
+    toolTypes: FUNCTIONS_AND_NAMESPACES,
     unservable: ["prompt", "image", "prompt_cache_options"],
   },
   // Gemini's cache is implicit, keyed by the prefix (https://ai.google.dev/gemini-api/docs/caching);
   // the settings only Gemini's adapter knows it cannot honour are refused there (gemini/request.ts).
   gemini: {
     name: "the Gemini API",
-    toolTypes: FUNCTION_TOOLS_ONLY,
+    toolTypes: FUNCTIONS_AND_NAMESPACES,
     unservable: ["prompt", "image", "prompt_cache_options"],
   },
 };
@@ -63,7 +67,11 @@ export const ROUTE_CAPABILITIES: Readonly<Record<UpstreamApi, RouteCapabilities>
  * @returns `unsupported_parameter` (`param`: the setting) or `unsupported_value`
  *   (`param: "tools[i].type"`, the message naming the type), the client's `model` named.
  */
-export function capabilityRefusal(api: UpstreamApi, settings: Partial<TurnSettings>): UpstreamError | null {
+export function capabilityRefusal(
+  api: UpstreamApi,
+  settings: Partial<TurnSettings>,
+  omitted: ReadonlySet<string> = new Set(),
+): UpstreamError | null {
   const { name, toolTypes, unservable } = ROUTE_CAPABILITIES[api];
   const model = typeof settings.model === "string" ? `model '${settings.model}'` : "this model";
   for (const setting of unservable) {
@@ -78,7 +86,7 @@ export function capabilityRefusal(api: UpstreamApi, settings: Partial<TurnSettin
   const tools = settings.tools ?? [];
   for (const [index, tool] of tools.entries()) {
     const type = isRecord(tool) && typeof tool.type === "string" ? tool.type : "";
-    if (toolTypes.has(type)) continue;
+    if (toolTypes.has(type) || omitted.has(type)) continue;
     const supported = [...toolTypes].map((served) => `'${served}'`).join(", ");
     return refusal(
       "unsupported_value",
@@ -97,13 +105,15 @@ function refusal(code: string, message: string, param: string): UpstreamError {
  * `capabilityRefusal`, then what the adapter's request builder refuses of `settings` alone (a
  * request with no input: the settings a translating adapter has no mapping for). Never throws.
  * @param build the adapter's request builder; it throws an `UpstreamError` for what it refuses.
+ * @param omitted the tool types the route leaves out rather than refusing (`hosted_tools: "omit"`).
  */
 export function translatedRefusal(
   api: UpstreamApi,
   settings: Partial<TurnSettings>,
   build: (probe: UpstreamRequest) => unknown,
+  omitted?: ReadonlySet<string>,
 ): UpstreamError | null {
-  const unservable = capabilityRefusal(api, settings);
+  const unservable = capabilityRefusal(api, settings, omitted);
   if (unservable) return unservable;
   const probe: UpstreamRequest = {
     model: "",

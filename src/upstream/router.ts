@@ -54,9 +54,14 @@ export function createAdapter(
         baseUrl: route.baseUrl,
         apiKey: route.apiKey,
         cache: { breakpoints: route.cacheBreakpoints, minTokens: route.cacheMinTokens },
+        omitHostedTools: route.hostedTools === "omit",
       });
     case "gemini":
-      return new GeminiUpstream({ baseUrl: route.baseUrl, apiKey: route.apiKey });
+      return new GeminiUpstream({
+        baseUrl: route.baseUrl,
+        apiKey: route.apiKey,
+        omitHostedTools: route.hostedTools === "omit",
+      });
     case "responses-ws":
       return new ResponsesWsUpstream({
         baseUrl: route.baseUrl,

@@ -17,7 +17,9 @@
  * `deltagate`; a Chat Completions, Anthropic Messages or Gemini route is always `deltagate`). An
  * `anthropic-messages` route (docs/anthropic.md; base URL `https://api.anthropic.com/v1`) takes
  * `cache_breakpoints` (default true: automatic prompt-cache breakpoints) and `cache_min_tokens`
- * (default 1024: the model's minimum cacheable prompt). A `gemini` route (docs/gemini.md; base URL
+ * (default 1024: the model's minimum cacheable prompt). An `anthropic-messages` or `gemini` route
+ * takes `hosted_tools` (`refuse` | `omit`, default `refuse`: a turn offering an OpenAI-hosted tool
+ * such as `web_search` is refused with a 400, or sent without it). A `gemini` route (docs/gemini.md; base URL
  * `https://generativelanguage.googleapis.com/v1beta`) is always `deltagate` too. Routes with the same `model` pattern as the first matching one
  * form the model's fallback chain, tried in order (src/upstream/fallback.ts). Without `UPSTREAMS`, one catch-all route is built from `UPSTREAM_BASE_URL`,
  * `UPSTREAM_API_KEY` and `UPSTREAM_API` (default: `responses-ws` for OpenAI's endpoint, else `responses-http`).
@@ -73,6 +75,11 @@ export interface UpstreamRoute {
   cacheBreakpoints: boolean;
   /** `anthropic-messages` only: the model's minimum cacheable prompt, tokens. */
   cacheMinTokens: number;
+  /**
+   * `anthropic-messages` and `gemini` only: what a turn offering an OpenAI-hosted tool gets —
+   * `refuse` (a 400 naming it) or `omit` (sent without it: src/upstream/tool-namespaces.ts).
+   */
+  hostedTools: "refuse" | "omit";
 }
 
 /** Settings every route gets unless it sets its own (from `UPSTREAM_CONTEXT_WINDOW` & co.). */
@@ -109,6 +116,7 @@ const routeSchema = z.strictObject({
   input_tokens: z.enum(["upstream", "deltagate"]).optional(),
   cache_breakpoints: z.boolean().optional(),
   cache_min_tokens: z.number().int().positive().optional(),
+  hosted_tools: z.enum(["refuse", "omit"]).optional(),
 });
 
 /** Default `cache_min_tokens`: the minimum cacheable prompt of Claude Sonnet and Opus models. */
@@ -157,6 +165,7 @@ export function parseRoutes(
         inputTokens: defaultExtensionMode(fallback.api, fallback.baseUrl),
         cacheBreakpoints: true,
         cacheMinTokens: DEFAULT_CACHE_MIN_TOKENS,
+        hostedTools: "refuse",
         ...defaults,
       },
     ];
@@ -186,6 +195,11 @@ export function parseRoutes(
         throw new Error(`UPSTREAMS[${index}].${field} applies to "anthropic-messages" routes only`);
       }
     }
+    if (route.hosted_tools !== undefined && route.api !== "anthropic-messages" && route.api !== "gemini") {
+      throw new Error(
+        `UPSTREAMS[${index}].hosted_tools applies to "anthropic-messages" and "gemini" routes only`,
+      );
+    }
     if (route.api_key_var) {
       const value = secret(route.api_key_var);
       if (value === undefined) throw new Error(`UPSTREAMS[${index}].api_key_var names an unset binding`);
@@ -207,6 +221,7 @@ export function parseRoutes(
       inputTokens: route.input_tokens ?? defaultExtensionMode(route.api, route.base_url),
       cacheBreakpoints: route.cache_breakpoints ?? true,
       cacheMinTokens: route.cache_min_tokens ?? DEFAULT_CACHE_MIN_TOKENS,
+      hostedTools: route.hosted_tools ?? "refuse",
     };
   });
 }

@@ -10,8 +10,8 @@
  * The simulator's recorder shows every model request went out in the provider's own wire format
  * (never the Responses API), and the Anthropic route read the previous turns' prefix from its
  * prompt cache from the second request on (docs/anthropic.md, the breakpoint rule).
- * Codex CLI is not here: it offers `web_search` and `namespace` tools, which these routes refuse
- * with a 400 (src/upstream/route-capabilities.ts; docs/protocol.md).
+ * Codex CLI, which offers `web_search` (refused by these routes unless `hosted_tools: "omit"`) and a
+ * `namespace` tool, runs against both kinds of route in test/node/e2e-codex-provider-routes.test.ts.
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { Agent, tool as agentsTool, OpenAIProvider, Runner } from "@openai/agents";

@@ -2,8 +2,8 @@
  * The simulator's Anthropic `POST /v1/messages` against the official `@anthropic-ai/sdk`
  * (`messages.stream`, `messages.create`): the SDK accumulates its SSE stream (text, tool use with
  * input JSON deltas, thinking with its signature), a tool loop with thinking round-trips the
- * signed blocks (a modified or missing signature is refused as Claude refuses it), role
- * alternation and tool pairing are checked, prompt caching reports read and written tokens per
+ * signed blocks (a modified or missing signature is refused as Claude refuses it), tool names,
+ * role alternation and tool pairing are checked, prompt caching reports read and written tokens per
  * breakpoint prefix, and errors come in Anthropic's shapes (401, 404, 429 with `retry-after`, 529).
  */
 import Anthropic from "@anthropic-ai/sdk";
@@ -107,6 +107,26 @@ describe("simulator POST /v1/messages with @anthropic-ai/sdk", () => {
     ).rejects.toMatchObject({
       status: 400,
       error: { error: { message: expect.stringContaining("Expected `thinking`") } },
+    });
+  });
+
+  it("refuses a tool whose name breaks Claude's pattern, as Claude does", async () => {
+    const badly = { ...shell, name: "multi_agent.spawn" };
+    await expect(
+      client.messages.create({
+        model: MODEL,
+        max_tokens: 64,
+        tools: [badly],
+        messages: [{ role: "user", content: "hi" }],
+      }),
+    ).rejects.toMatchObject({
+      status: 400,
+      error: {
+        error: {
+          type: "invalid_request_error",
+          message: "tools.0.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'",
+        },
+      },
     });
   });
 

@@ -18,6 +18,7 @@ import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
 import { translatedRefusal } from "../route-capabilities.ts";
+import { HOSTED_TOOL_TYPES } from "../tool-namespaces.ts";
 import { startTranslatedStream, synthesisMetaFor } from "../translated-stream.ts";
 import type { Upstream, UpstreamError, UpstreamRequest, UpstreamStream } from "../upstream.ts";
 import { DEFAULT_CACHE_MIN_TOKENS } from "./cache-breakpoints.ts";
@@ -35,6 +36,8 @@ export interface AnthropicOptions extends HttpUpstreamOptions {
   cache?: CacheSettings;
   /** Clock in ms (defaults to `Date.now`), for the synthesized `created_at`. */
   now?: () => number;
+  /** Leave OpenAI-hosted tools out rather than refusing the turn (the route's `hosted_tools: "omit"`). */
+  omitHostedTools?: boolean;
 }
 
 /** The Anthropic Messages upstream. Stateless: every turn sends the full context. */
@@ -56,15 +59,24 @@ export class AnthropicMessagesUpstream implements Upstream {
    * request.ts), checked before the turn starts.
    */
   refusal(settings: Partial<TurnSettings>): UpstreamError | null {
-    return translatedRefusal("anthropic-messages", settings, (probe) =>
-      toAnthropicRequest(probe, this.options.baseUrl, { breakpoints: false, minTokens: 0 }),
+    const omit = this.options.omitHostedTools === true;
+    return translatedRefusal(
+      "anthropic-messages",
+      settings,
+      (probe) => toAnthropicRequest(probe, this.options.baseUrl, { breakpoints: false, minTokens: 0 }, omit),
+      omit ? HOSTED_TOOL_TYPES : undefined,
     );
   }
 
   /** @inheritdoc */
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
     const cache = this.options.cache ?? { breakpoints: true, minTokens: DEFAULT_CACHE_MIN_TOKENS };
-    const messages = toAnthropicRequest(request, this.options.baseUrl, cache);
+    const messages = toAnthropicRequest(
+      request,
+      this.options.baseUrl,
+      cache,
+      this.options.omitHostedTools === true,
+    );
     const body = JSON.stringify(messages);
     request.onSent?.({ items: request.input.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.http, "/messages", body, signal, anthropicFailure);

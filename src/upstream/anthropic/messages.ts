@@ -5,6 +5,8 @@
  *   top-level `system` blocks; a `system` / `developer` message later in the conversation has no
  *   place of its own and becomes user text (Claude has no mid-conversation system role);
  * - roles alternate: consecutive content of the same role is merged into one message;
+ * - a `function_call` made through a `namespace` tool goes back under its flattened name
+ *   (src/upstream/tool-namespaces.ts);
  * - each assistant message's `tool_use` blocks are answered by `tool_result` blocks that open the
  *   next user message, in call order, whatever order the client sent the outputs in;
  * - a `reasoning` item carrying Claude thinking blocks (thinking-blocks.ts) goes back as those
@@ -28,6 +30,7 @@ import {
   unsupportedContent,
 } from "../content-parts.ts";
 import { ORIGIN_FIELD } from "../encrypted-reasoning.ts";
+import { callName } from "../tool-namespaces.ts";
 import { openThinking } from "./thinking-blocks.ts";
 import type { AnthropicMessage, ContentBlock } from "./wire.ts";
 
@@ -162,9 +165,7 @@ export function toAnthropicConversation(
     opening = false;
     if (item.type === "function_call") {
       const id = stringField(fields.call_id) ?? "";
-      push("assistant", [
-        { type: "tool_use", id, name: stringField(fields.name) ?? "", input: toolInput(fields) },
-      ]);
+      push("assistant", [{ type: "tool_use", id, name: callName(fields), input: toolInput(fields) }]);
       pending.push(id);
     } else if (item.type === "function_call_output") {
       flush(); // places this output and its siblings in call order

@@ -2,7 +2,8 @@
  * Upstream request → Anthropic Messages request body (docs/anthropic.md), rebuilt every turn from
  * the full context. Owns the settings mapping:
  * - `instructions` → `system` (messages.ts); function `tools` → `tools` (`parameters` →
- *   `input_schema`, `strict: true` kept); `tool_choice` `auto` / `none` / `required` / a function →
+ *   `input_schema`, `strict: true` kept), a `namespace` tool's functions flattened to `ns__name`
+ *   (src/upstream/tool-namespaces.ts); `tool_choice` `auto` / `none` / `required` / a function →
  *   `auto` / `none` / `any` / `tool`; `parallel_tool_calls: false` → `disable_parallel_tool_use`;
  * - `max_output_tokens` → `max_tokens` (required by Anthropic; default `DEFAULT_MAX_TOKENS`, plus
  *   the thinking budget when thinking is on);
@@ -12,9 +13,10 @@
  *   `metadata.user_id`; `prompt_cache_retention: "24h"` → the 1-hour cache TTL;
  * - cache breakpoints (cache-breakpoints.ts) unless the route turned them off.
  * Everything else a client may set has no Anthropic equivalent and is refused with a 400 naming
- * it (before the turn starts: adapter.ts `refusal`): tool types other than `function`, `prompt`,
- * `image` and `prompt_cache_options` by src/upstream/route-capabilities.ts (a hosted tool reaching
- * `toTools` is still refused, never dropped); here `allowed_tools`, `max_tool_calls`, `top_logprobs`, penalties, `text.format`
+ * it (before the turn starts: adapter.ts `refusal`): tool types other than `function` and
+ * `namespace` (a `custom` member of a namespace too), `prompt`, `image` and
+ * `prompt_cache_options` by src/upstream/route-capabilities.ts (a hosted tool reaching `toTools`
+ * is still refused, unless the route's operator chose `hosted_tools: "omit"`); here `allowed_tools`, `max_tool_calls`, `top_logprobs`, penalties, `text.format`
  * other than text, `text.verbosity` other than medium, `include` other than
  * `reasoning.encrypted_content`, `service_tier` other than auto/default, temperature above 1);
  * `prompt_cache_key` is a routing hint and needs none (Claude's cache is keyed by the prefix).
@@ -25,6 +27,7 @@
  */
 import { isRecord, type Json } from "../../protocol/json.ts";
 import { unsupportedContent } from "../content-parts.ts";
+import { ANTHROPIC_TOOL_NAME, flattenTools } from "../tool-namespaces.ts";
 import { refuseUntranslatable, settingRefuser } from "../translated-settings.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 import { placeBreakpoints } from "./cache-breakpoints.ts";
@@ -69,20 +72,14 @@ export interface CacheSettings {
 
 const refuse = settingRefuser("an Anthropic upstream");
 
-function toTools(tools: readonly unknown[] | null | undefined): AnthropicTool[] {
-  return (tools ?? []).map((tool, index) => {
-    if (!isRecord(tool) || tool.type !== "function" || typeof tool.name !== "string") {
-      const type = isRecord(tool) ? String(tool.type) : "?";
-      throw refuse(`tools[${index}]`, `A tool of type '${type}'`);
-    }
+function toTools(tools: readonly unknown[] | null | undefined, omitHosted: boolean): AnthropicTool[] {
+  return flattenTools(tools, refuse, { rule: ANTHROPIC_TOOL_NAME, omitHosted }).map((fn) => {
     const out: AnthropicTool = {
-      name: tool.name,
-      input_schema: isRecord(tool.parameters)
-        ? (tool.parameters as Json)
-        : { type: "object", properties: {} },
+      name: fn.name,
+      input_schema: isRecord(fn.parameters) ? (fn.parameters as Json) : { type: "object", properties: {} },
     };
-    if (typeof tool.description === "string") out.description = tool.description;
-    if (tool.strict === true) out.strict = true;
+    if (fn.description !== undefined) out.description = fn.description;
+    if (fn.strict) out.strict = true;
     return out;
   });
 }
@@ -118,12 +115,15 @@ function refuseUnsupported(request: UpstreamRequest): void {
 /**
  * Builds the Messages body for a turn.
  * @param origin the route's base URL (reasoning another upstream issued is left out).
+ * @param omitHosted leave OpenAI-hosted tools out rather than refusing them (the route's
+ *   `hosted_tools: "omit"`).
  * @throws {UpstreamError} 400 naming a setting, item or part the route cannot carry.
  */
 export function toAnthropicRequest(
   request: UpstreamRequest,
   origin: string,
   cache: CacheSettings,
+  omitHosted = false,
 ): AnthropicRequestBody {
   refuseUnsupported(request);
   const s = request.settings;
@@ -148,7 +148,7 @@ export function toAnthropicRequest(
   }
   const body: AnthropicRequestBody = { model: request.model, max_tokens: maxTokens, messages, stream: true };
   if (system.length > 0) body.system = system.map((text) => ({ type: "text", text }));
-  const tools = toTools(s.tools);
+  const tools = toTools(s.tools, omitHosted);
   if (tools.length > 0) {
     body.tools = tools;
     const choice = toToolChoice(s.tool_choice, s.parallel_tool_calls);

@@ -6,7 +6,8 @@
  * - consecutive `text` blocks → one `message` item, a content part each (`text_delta` →
  *   `response.output_text.delta`);
  * - `tool_use` → a `function_call` item (`call_id` = the block's id; `input_json_delta` →
- *   `response.function_call_arguments.delta`; no input at all → `{}`);
+ *   `response.function_call_arguments.delta`; no input at all → `{}`; a flattened namespace
+ *   member's name → `name` and `namespace`: src/upstream/tool-namespaces.ts);
  * - a run of consecutive `thinking` / `redacted_thinking` blocks → one `reasoning` item (a
  *   reasoning item must be followed by the model item it belongs to: src/engine/history-repair.ts)
  *   with a summary part per `thinking` block (`thinking_delta` →
@@ -30,6 +31,7 @@
 import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId } from "../../util/ids.ts";
 import { outputTextPart, type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
+import { callFields, type NamespacedName, namespacedNames } from "../tool-namespaces.ts";
 import { brokenStream } from "../translated-stream.ts";
 import type { UpstreamEvent } from "../upstream.ts";
 import { sealThinking, type ThinkingBlock } from "./thinking-blocks.ts";
@@ -52,7 +54,15 @@ interface ReasoningState {
 
 type BlockState =
   | { kind: "text"; message: MessageState; part: number }
-  | { kind: "tool"; outputIndex: number; id: string; callId: string; name: string; args: string }
+  | {
+      kind: "tool";
+      outputIndex: number;
+      id: string;
+      callId: string;
+      /** `name` (and `namespace`) as the client reads them. */
+      names: { name: string; namespace?: string };
+      args: string;
+    }
   | { kind: "thinking"; reasoning: ReasoningState; summary: number; text: string; signature: string }
   | { kind: "redacted"; reasoning: ReasoningState; data: string };
 
@@ -95,9 +105,12 @@ export class AnthropicEventSynthesizer {
   private stopReason: string | null = null;
   private started = false;
   private stopped = false;
+  /** The turn's namespace members by their flattened name. */
+  private readonly namespaced: ReadonlyMap<string, NamespacedName>;
 
   constructor(meta: SynthesisMeta) {
     this.meta = meta;
+    this.namespaced = namespacedNames(meta.settings.tools);
   }
 
   /** True once `message_stop` arrived. */
@@ -199,7 +212,7 @@ export class AnthropicEventSynthesizer {
         outputIndex,
         id: newItemId("function_call"),
         callId: block.id ?? "",
-        name: block.name ?? "",
+        names: callFields(block.name ?? "", this.namespaced),
         args: "",
       };
       this.blocks.set(index, state);
@@ -210,7 +223,7 @@ export class AnthropicEventSynthesizer {
           type: "function_call",
           status: "in_progress",
           call_id: state.callId,
-          name: state.name,
+          ...state.names,
           arguments: "",
         },
       });
@@ -323,7 +336,7 @@ export class AnthropicEventSynthesizer {
       const scope = { item_id: block.id, output_index: block.outputIndex };
       this.emit(out, "response.function_call_arguments.done", {
         ...scope,
-        name: block.name,
+        name: block.names.name,
         arguments: args,
       });
       const item = {
@@ -331,7 +344,7 @@ export class AnthropicEventSynthesizer {
         type: "function_call",
         status: "completed",
         call_id: block.callId,
-        name: block.name,
+        ...block.names,
         arguments: args,
       };
       this.finish(out, block.outputIndex, item);

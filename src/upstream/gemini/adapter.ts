@@ -19,6 +19,7 @@ import { randomToken } from "../../util/ids.ts";
 import { markStreamOrigin } from "../encrypted-reasoning.ts";
 import { type HttpUpstreamOptions, postStreaming } from "../http-client.ts";
 import { translatedRefusal } from "../route-capabilities.ts";
+import { HOSTED_TOOL_TYPES } from "../tool-namespaces.ts";
 import { startTranslatedStream, synthesisMetaFor } from "../translated-stream.ts";
 import type { Upstream, UpstreamError, UpstreamRequest, UpstreamStream } from "../upstream.ts";
 import { geminiFailure } from "./errors.ts";
@@ -30,6 +31,8 @@ import { GeminiEventSynthesizer } from "./synthesizer.ts";
 export interface GeminiOptions extends HttpUpstreamOptions {
   /** Clock in ms (defaults to `Date.now`), for the synthesized `created_at`. */
   now?: () => number;
+  /** Leave OpenAI-hosted tools out rather than refusing the turn (the route's `hosted_tools: "omit"`). */
+  omitHostedTools?: boolean;
 }
 
 /** The path of a model's streaming method (a `models/` prefix in the id is accepted). */
@@ -53,12 +56,20 @@ export class GeminiUpstream implements Upstream {
    * before the turn starts.
    */
   refusal(settings: Partial<TurnSettings>): UpstreamError | null {
-    return translatedRefusal("gemini", settings, (probe) => toGeminiRequest(probe, this.options.baseUrl));
+    const omit = this.options.omitHostedTools === true;
+    return translatedRefusal(
+      "gemini",
+      settings,
+      (probe) => toGeminiRequest(probe, this.options.baseUrl, omit),
+      omit ? HOSTED_TOOL_TYPES : undefined,
+    );
   }
 
   /** @inheritdoc */
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    const body = JSON.stringify(toGeminiRequest(request, this.options.baseUrl));
+    const body = JSON.stringify(
+      toGeminiRequest(request, this.options.baseUrl, this.options.omitHostedTools === true),
+    );
     request.onSent?.({ items: request.input.length, bytes: utf8Length(body) });
     const response = await postStreaming(this.http, streamPath(request.model), body, signal, geminiFailure);
     request.onConnected?.(); // per-stage timing (src/pipeline/timing-stage.ts)

@@ -6,6 +6,8 @@
  *   mid-conversation system role);
  * - user content is `role: "user"`, assistant content and function calls `role: "model"`;
  *   consecutive content of the same role is merged into one content;
+ * - a `function_call` made through a `namespace` tool goes back under its flattened name
+ *   (src/upstream/tool-namespaces.ts);
  * - the `functionCall` parts of a model content are answered by as many `functionResponse` parts
  *   in the next user content, in call order (`name` from the call, `id` when Gemini issued one),
  *   whatever order the client sent the outputs in;
@@ -32,6 +34,7 @@ import {
   unsupportedContent,
 } from "../content-parts.ts";
 import { ORIGIN_FIELD } from "../encrypted-reasoning.ts";
+import { callName } from "../tool-namespaces.ts";
 import { openThoughts } from "./thought-signatures.ts";
 import type { GeminiContent, GeminiPart } from "./wire.ts";
 
@@ -131,7 +134,7 @@ export function toGeminiConversation(
   const names = new Map<string, string>();
   for (const item of items) {
     const callId = stringField((item as Fields).call_id);
-    if (callId && item.type === "function_call") names.set(callId, stringField((item as Fields).name) ?? "");
+    if (callId && item.type === "function_call") names.set(callId, callName(item as Fields));
   }
   const placed = new Set<string>();
   /** Call ids of the open model content not answered yet. */
@@ -190,7 +193,7 @@ export function toGeminiConversation(
     if (item.type === "function_call") {
       const callId = stringField(fields.call_id) ?? "";
       const id = issuedCallId(callId);
-      const call = { ...(id ? { id } : {}), name: stringField(fields.name) ?? "", args: callArgs(fields) };
+      const call = { ...(id ? { id } : {}), name: callName(fields), args: callArgs(fields) };
       push("model", [{ functionCall: call }]);
       pending.push(callId);
     } else if (item.type === "function_call_output") {

@@ -3,7 +3,8 @@
  * from the full context. Owns the settings mapping:
  * - `instructions` → `systemInstruction` (contents.ts); function `tools` →
  *   `tools[{functionDeclarations}]` (`parameters` as `parametersJsonSchema`, JSON Schema as
- *   written); `tool_choice` `auto` / `none` / `required` / a function → `toolConfig.
+ *   written), a `namespace` tool's functions flattened to `ns__name`
+ *   (src/upstream/tool-namespaces.ts); `tool_choice` `auto` / `none` / `required` / a function → `toolConfig.
  *   functionCallingConfig.mode` `AUTO` / `NONE` / `ANY` / `ANY` with `allowedFunctionNames`;
  * - `max_output_tokens` → `maxOutputTokens`; `temperature` (Gemini's range is 0–2), `top_p`,
  *   `presence_penalty`, `frequency_penalty` → `temperature`, `topP`, `presencePenalty`,
@@ -17,7 +18,8 @@
  *   `responseJsonSchema`).
  * `parallel_tool_calls: false` has no Gemini switch: the synthesizer keeps the first call of a
  * response only (synthesizer.ts). Refused with a 400 naming the setting (before the turn starts:
- * adapter.ts `refusal`): hosted tools, `allowed_tools`, `max_tool_calls`, `top_logprobs`,
+ * adapter.ts `refusal`): hosted tools (unless the route's operator chose `hosted_tools: "omit"`),
+ * a `custom` member of a namespace, `allowed_tools`, `max_tool_calls`, `top_logprobs`,
  * `text.verbosity` other than medium, `include` other than `reasoning.encrypted_content`,
  * `service_tier` other than auto/default, a temperature above 2. `safety_identifier` / `user`
  * and `prompt_cache_key` / `prompt_cache_retention` change nothing Gemini computes (it has no
@@ -29,6 +31,7 @@
  * https://ai.google.dev/gemini-api/docs/structured-output (responseJsonSchema).
  */
 import { isRecord, type Json } from "../../protocol/json.ts";
+import { flattenTools, GEMINI_FUNCTION_NAME } from "../tool-namespaces.ts";
 import { refuseUntranslatable, settingRefuser } from "../translated-settings.ts";
 import type { UpstreamRequest } from "../upstream.ts";
 import { toGeminiConversation } from "./contents.ts";
@@ -81,15 +84,14 @@ export interface GeminiRequestBody {
 
 const refuse = settingRefuser("a Gemini upstream");
 
-function toDeclarations(tools: readonly unknown[] | null | undefined): FunctionDeclaration[] {
-  return (tools ?? []).map((tool, index) => {
-    if (!isRecord(tool) || tool.type !== "function" || typeof tool.name !== "string") {
-      const type = isRecord(tool) ? String(tool.type) : "?";
-      throw refuse(`tools[${index}]`, `A tool of type '${type}'`);
-    }
-    const out: FunctionDeclaration = { name: tool.name };
-    if (typeof tool.description === "string") out.description = tool.description;
-    if (isRecord(tool.parameters)) out.parametersJsonSchema = tool.parameters as Json;
+function toDeclarations(
+  tools: readonly unknown[] | null | undefined,
+  omitHosted: boolean,
+): FunctionDeclaration[] {
+  return flattenTools(tools, refuse, { rule: GEMINI_FUNCTION_NAME, omitHosted }).map((fn) => {
+    const out: FunctionDeclaration = { name: fn.name };
+    if (fn.description !== undefined) out.description = fn.description;
+    if (isRecord(fn.parameters)) out.parametersJsonSchema = fn.parameters as Json;
     return out;
   });
 }
@@ -144,15 +146,21 @@ function toResponseFormat(
 /**
  * Builds the request body for a turn.
  * @param origin the route's base URL (reasoning another upstream issued is left out).
+ * @param omitHosted leave OpenAI-hosted tools out rather than refusing them (the route's
+ *   `hosted_tools: "omit"`).
  * @throws {UpstreamError} 400 naming a setting, item or part the route cannot carry.
  */
-export function toGeminiRequest(request: UpstreamRequest, origin: string): GeminiRequestBody {
+export function toGeminiRequest(
+  request: UpstreamRequest,
+  origin: string,
+  omitHosted = false,
+): GeminiRequestBody {
   refuseUnsupported(request);
   const s = request.settings;
   const { system, contents } = toGeminiConversation(s.instructions, request.input, origin);
   const body: GeminiRequestBody = { contents };
   if (system.length > 0) body.systemInstruction = { parts: system.map((text) => ({ text })) };
-  const declarations = toDeclarations(s.tools);
+  const declarations = toDeclarations(s.tools, omitHosted);
   if (declarations.length > 0) {
     body.tools = [{ functionDeclarations: declarations }];
     const config = toToolConfig(s.tool_choice);

@@ -8,7 +8,8 @@
  *   summary is their text (`response.reasoning_summary_text.delta`);
  * - a `functionCall` part → a `function_call` item, arguments in one delta (`call_id` = the
  *   call's `id`, or an `fc_` id Deltagate mints when Gemini sent none: contents.ts never sends a
- *   minted one back); with `parallel_tool_calls: false` only the first call of a response is kept
+ *   minted one back; a flattened namespace member's name → `name` and `namespace`:
+ *   src/upstream/tool-namespaces.ts); with `parallel_tool_calls: false` only the first call of a response is kept
  *   (Gemini has no such switch);
  * - thought signatures (thought-signatures.ts): the signature of a part that opens an item (a
  *   `functionCall`, the first text part of a message) closes a `reasoning` item placed right
@@ -41,6 +42,7 @@
 import type { JsonObject } from "../../protocol/json.ts";
 import { newItemId } from "../../util/ids.ts";
 import { outputTextPart, type SynthesisMeta, synthesizedResponse } from "../synthesized-response.ts";
+import { callFields, type NamespacedName, namespacedNames } from "../tool-namespaces.ts";
 import { brokenStream } from "../translated-stream.ts";
 import type { UpstreamEvent } from "../upstream.ts";
 import { sealThoughts } from "./thought-signatures.ts";
@@ -105,8 +107,12 @@ export class GeminiEventSynthesizer {
   private started = false;
   private ended = false;
 
+  /** The turn's namespace members by their flattened name. */
+  private readonly namespaced: ReadonlyMap<string, NamespacedName>;
+
   constructor(meta: SynthesisMeta) {
     this.meta = meta;
+    this.namespaced = namespacedNames(meta.settings.tools);
     this.singleCall = meta.settings.parallel_tool_calls === false;
   }
 
@@ -225,11 +231,12 @@ export class GeminiEventSynthesizer {
     const outputIndex = this.nextOutputIndex++;
     const id = newItemId("function_call");
     const callId = call.id || newItemId("function_call");
-    const name = call.name ?? "";
+    const names = callFields(call.name ?? "", this.namespaced);
+    const name = names.name;
     const args = JSON.stringify(call.args ?? {});
     this.emit(out, "response.output_item.added", {
       output_index: outputIndex,
-      item: { id, type: "function_call", status: "in_progress", call_id: callId, name, arguments: "" },
+      item: { id, type: "function_call", status: "in_progress", call_id: callId, ...names, arguments: "" },
     });
     this.emit(out, "response.function_call_arguments.delta", {
       item_id: id,
@@ -247,7 +254,7 @@ export class GeminiEventSynthesizer {
       type: "function_call",
       status: "completed",
       call_id: callId,
-      name,
+      ...names,
       arguments: args,
     });
   }

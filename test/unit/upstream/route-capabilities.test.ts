@@ -1,8 +1,8 @@
 /**
  * What a route cannot serve is refused before the turn (src/upstream/route-capabilities.ts, asked
- * through `Upstream.refusal`): on Chat Completions and Anthropic Messages routes, `prompt`,
- * `image` and every tool but `function` are 400s naming them (Anthropic also
- * `prompt_cache_options`); Responses routes take everything; the adapters answer it; a model's
+ * through `Upstream.refusal`): on Chat Completions, Anthropic Messages and Gemini routes, `prompt`,
+ * `image` and every tool but `function` (and, on Anthropic and Gemini, `namespace`) are 400s
+ * naming them (Anthropic and Gemini also `prompt_cache_options`; a route may omit hosted tools); Responses routes take everything; the adapters answer it; a model's
  * route chain answers its first route's refusal.
  */
 import { describe, expect, it } from "vitest";
@@ -61,10 +61,24 @@ describe("capabilityRefusal", () => {
     });
   });
 
-  it.each(["chat-completions", "anthropic-messages"] as const)(
-    "refuses on a %s route every tool type but function, naming tools[i].type",
+  it("refuses on a Chat Completions route every tool type but function, naming tools[i].type", () => {
+    for (const type of ["web_search", "mcp", "custom", "namespace", "file_search"]) {
+      const refused = capabilityRefusal("chat-completions", { tools: [FUNCTION, { type }] });
+      expect(shown(refused)).toMatchObject({
+        status: 400,
+        code: "unsupported_value",
+        param: "tools[1].type",
+      });
+      expect(refused?.message).toContain(`tool type '${type}' is not supported with this model`);
+      expect(refused?.message).toContain("Supported values are: 'function'.");
+    }
+  });
+
+  it.each(["anthropic-messages", "gemini"] as const)(
+    "refuses on a %s route every tool type but function and namespace, unless the route omits it",
     (api) => {
-      for (const type of ["web_search", "mcp", "custom", "namespace", "file_search"]) {
+      expect(capabilityRefusal(api, { tools: [FUNCTION, { type: "namespace" }] })).toBeNull();
+      for (const type of ["web_search", "mcp", "custom", "file_search"]) {
         const refused = capabilityRefusal(api, { tools: [FUNCTION, { type }] });
         expect(shown(refused)).toMatchObject({
           status: 400,
@@ -72,8 +86,10 @@ describe("capabilityRefusal", () => {
           param: "tools[1].type",
         });
         expect(refused?.message).toContain(`tool type '${type}' is not supported with this model`);
-        expect(refused?.message).toContain("Supported values are: 'function'.");
+        expect(refused?.message).toContain("Supported values are: 'function', 'namespace'.");
       }
+      const omitted = new Set(["web_search"]);
+      expect(capabilityRefusal(api, { tools: [FUNCTION, { type: "web_search" }] }, omitted)).toBeNull();
     },
   );
 
