@@ -13,6 +13,7 @@ import { env } from "cloudflare:workers";
 import OpenAI from "openai";
 import { describe, expect, inject, it } from "vitest";
 import { conversationOwner } from "../../src/util/ids.ts";
+import { mintSecret } from "../support/client-secrets.ts";
 import { sdkClient } from "../support/sdk-client.ts";
 import {
   connect,
@@ -351,5 +352,15 @@ describe("Conversations API", () => {
     const [error] = await ws.turn(0);
     expect(error).toMatchObject({ type: "error", status: 404, error: { param: "conversation" } });
     ws.close();
+  });
+
+  it("a client secret creates conversations in its own session and reaches no other session's", async () => {
+    const mine = sdkClient((await mintSecret()).value);
+    const own = await mine.conversations.create({ items: [user("mine")] });
+    expect((await mine.conversations.items.list(own.id)).data.length).toBe(1);
+    const elsewhere = await sdkClient(KEY_A).conversations.create({ items: [user("not yours")] });
+    await notFound(mine.conversations.retrieve(elsewhere.id));
+    await notFound(mine.conversations.items.list(elsewhere.id));
+    await notFound(mine.responses.create({ model: "deltagate-sim", input: "x", conversation: elsewhere.id }));
   });
 });
