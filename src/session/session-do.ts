@@ -1,7 +1,8 @@
 /**
  * The session Durable Object: one instance per (tenant, session). It owns the session's client
  * WebSockets (hibernation API: `ctx.acceptWebSocket`, never `ws.accept()`), its conversation
- * state in SQLite, and its one alarm. It is entry points only: its modules are built in
+ * state in SQLite (responses, and the Conversations API's conversations its ids name:
+ * conversations-http.ts), and its one alarm. It is entry points only: its modules are built in
  * session-parts.ts (storage, engine, pipeline, transports, visibility, transfer, scopes), and its
  * runtime handlers (wake, frame, close, alarm) iterate the lifecycle parts (lifecycle.ts) without
  * naming one; it contains none of their logic — deadlines (each part's), warm-on-connect
