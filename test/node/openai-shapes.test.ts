@@ -3,7 +3,8 @@
  * the TypeScript compiler (test/support/openai-shapes.ts): Response objects (created, retrieved,
  * cancelled, a `generate: false` warm-up's), one sample of each streamed event type (SSE and
  * WebSocket), `input_items` (with a `function_call_output` sent without `status`), errors (HTTP
- * envelopes and a WebSocket `error` event) and a deletion — captured from `npm start`'s stack
+ * envelopes and a WebSocket `error` event), a deletion, and conversations (the object, its items,
+ * one item, a deletion) — captured from `npm start`'s stack
  * (simulator + `wrangler dev`). A mismatch fails with the sample's name and the compiler's message.
  * The first test shows the check fails on a mismatch, without the stack.
  */
@@ -218,6 +219,45 @@ describe("Deltagate's answers against the openai package's types", () => {
       name: "DELETE /v1/responses/{id}",
       type: "ResponseDeleted",
       value: await call("DELETE", `/v1/responses/${created.id}`),
+    });
+
+    // Conversations: the object, its items (a user message, then a turn's input and output), one
+    // item, a deletion.
+    const conversation = (await (
+      await post("/v1/conversations", {
+        items: [{ type: "message", role: "user", content: "hello" }],
+        metadata: { topic: "shapes" },
+      })
+    ).json()) as Json;
+    samples.push({ name: "POST /v1/conversations", type: "Conversation", value: conversation });
+    const turn = await post("/v1/responses", {
+      model: MODEL,
+      conversation: conversation.id,
+      input: `${marker} and again [sim:tokens=4]`,
+    });
+    expect(turn.status).toBe(200);
+    samples.push({
+      name: "POST /v1/responses with conversation",
+      type: "Response",
+      value: await turn.json(),
+    });
+    const conversationItems = await call("GET", `/v1/conversations/${conversation.id}/items?order=asc`);
+    expect((conversationItems.data as Json[]).length).toBeGreaterThanOrEqual(3);
+    samples.push({
+      name: "GET /v1/conversations/{id}/items",
+      type: "ConversationItemList",
+      value: conversationItems,
+    });
+    const firstItem = (conversationItems.data as Json[])[0]!;
+    samples.push({
+      name: "GET /v1/conversations/{id}/items/{item_id}",
+      type: "ConversationItem",
+      value: await call("GET", `/v1/conversations/${conversation.id}/items/${firstItem.id}`),
+    });
+    samples.push({
+      name: "DELETE /v1/conversations/{id}",
+      type: "ConversationDeleted",
+      value: await call("DELETE", `/v1/conversations/${conversation.id}`),
     });
 
     const types = new Set(samples.map((sample) => sample.name));

@@ -33,6 +33,10 @@ export const SHAPE_TYPES = {
    * reference's (https://platform.openai.com/docs/api-reference/responses/delete).
    */
   ResponseDeleted: `{ id: string; object: "response"; deleted: true }`,
+  Conversation: `import("openai/resources/conversations/conversations").Conversation`,
+  ConversationDeleted: `import("openai/resources/conversations/conversations").ConversationDeletedResource`,
+  ConversationItem: `import("openai/resources/conversations/items").ConversationItem`,
+  ConversationItemList: `import("openai/resources/conversations/items").ConversationItemList`,
 } as const;
 
 /** A type name of `SHAPE_TYPES`. */
