@@ -313,8 +313,8 @@ export default defineConfig({
           // allow for: each uses its own session names.
           isolate: false,
           globalSetup: ["./test/support/global-setup.ts"],
-          // Each file ends once the Worker's console is quiet (vitest-dev/vitest#11153).
-          setupFiles: ["./test/support/drain-console.ts"],
+          // No file leaves a call to Vitest in flight at its end (vitest-dev/vitest#11153).
+          setupFiles: ["./test/support/settle-between-files.ts"],
           testTimeout: 30_000,
         },
       },
