@@ -24,6 +24,20 @@ export default defineConfig({
     // time waiting on sockets, timers and wrangler starts: four at a time at least (measured on 2
     // shared cores: docs/testing.md "How long it takes").
     maxWorkers: Math.max(4, availableParallelism()),
+    // Vitest 4 reports an unhandled `EnvironmentTeardownError` ("[vitest-worker]: Closing rpc while
+    // \"resolve\" was pending", or "onUserConsoleLog") when a pool worker closes after its last file
+    // while the Worker's own scheduled work (a Durable Object alarm: a usage flush, a lease sync, a
+    // webhook retry) still calls into the runner — after every test passed
+    // (https://github.com/vitest-dev/vitest/issues/11153, open). That one error, and no other, is
+    // not counted; it is still printed. What a test file itself leaves in flight is settled first
+    // (test/support/settle-between-files.ts; docs/testing.md).
+    onUnhandledError: (error) => {
+      const teardownRace =
+        error.name === "EnvironmentTeardownError" &&
+        String(error.message).startsWith("[vitest-worker]: Closing rpc while");
+      if (teardownRace) console.warn(`(not counted, vitest-dev/vitest#11153) ${error.message}`);
+      return !teardownRace;
+    },
     // One timing line per turn (src/pipeline/turn-timing.ts) would drown the test output.
     onConsoleLog: (log: string) => !log.includes('"type":"deltagate.turn"'),
     projects: [
