@@ -14,7 +14,7 @@ import type { ResponseInputItem } from "openai/resources/responses/responses";
 import type { FunctionCall, TurnInput, TurnResult, TurnTransport } from "./loop.ts";
 import type { LoopFetch } from "./loop-fetch.ts";
 import { loopClient } from "./sdk-client.ts";
-import { CHAT_TOOLS } from "./workload.ts";
+import { CHAT_TOOLS, textOf } from "./workload.ts";
 
 /** Configuration of a Chat Completions transport. */
 export interface ChatTransportOptions {
@@ -25,18 +25,6 @@ export interface ChatTransportOptions {
   promptCacheKey: string;
   loopFetch: LoopFetch;
   turnTimeoutMs: number;
-}
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown) =>
-        typeof part === "object" && part !== null && "text" in part ? String(part.text) : "",
-      )
-      .join("");
-  }
-  return "";
 }
 
 /** A loop input item as a chat message. */

@@ -18,7 +18,7 @@ import { parseSse } from "../src/upstream/sse.ts";
 import type { FunctionCall, TurnInput, TurnResult, TurnTransport } from "./loop.ts";
 import type { LoopFetch } from "./loop-fetch.ts";
 import type { TurnCache } from "./metrics.ts";
-import { BENCH_TOOLS } from "./workload.ts";
+import { BENCH_TOOLS, textOf } from "./workload.ts";
 
 /** Configuration of a Gemini transport (one loop). */
 export interface GeminiTransportOptions {
@@ -54,18 +54,6 @@ export const GEMINI_TOOLS = [
     })),
   },
 ];
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown) =>
-        typeof part === "object" && part !== null && "text" in part ? String(part.text) : "",
-      )
-      .join("");
-  }
-  return "";
-}
 
 /** The turn's prompt and cached tokens from Gemini's usage metadata. */
 export function geminiCache(usage: UsageMetadata): TurnCache {

@@ -17,7 +17,7 @@ import { parseSse } from "../src/upstream/sse.ts";
 import type { FunctionCall, TurnInput, TurnResult, TurnTransport } from "./loop.ts";
 import type { LoopFetch } from "./loop-fetch.ts";
 import type { TurnCache } from "./metrics.ts";
-import { BENCH_TOOLS } from "./workload.ts";
+import { BENCH_TOOLS, textOf } from "./workload.ts";
 
 /** The API version header every Messages request carries (https://docs.anthropic.com/en/api/versioning). */
 const ANTHROPIC_VERSION = "2023-06-01";
@@ -58,18 +58,6 @@ export const MESSAGES_TOOLS = BENCH_TOOLS.map((tool) => ({
   description: tool.description ?? "",
   input_schema: tool.parameters ?? { type: "object" },
 }));
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) {
-    return content
-      .map((part: unknown) =>
-        typeof part === "object" && part !== null && "text" in part ? String(part.text) : "",
-      )
-      .join("");
-  }
-  return "";
-}
 
 /** The turn's input and cache-read tokens from Anthropic's usage. */
 export function messagesCache(usage: Usage): TurnCache {

@@ -273,3 +273,16 @@ export function workloadFacts(turns: number): WorkloadFacts {
     toolOutputTotalBytes: total,
   };
 }
+
+/** The text of an item's `content` or a tool `output`: the string, or its parts' `text` joined. */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part: unknown) =>
+        typeof part === "object" && part !== null && "text" in part ? String(part.text) : "",
+      )
+      .join("");
+  }
+  return "";
+}
