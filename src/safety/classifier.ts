@@ -26,7 +26,8 @@ export interface Classifier {
   readonly model: string;
   /**
    * True when classifying costs no network round trip (the rules classifier): the output checker
-   * then checks every delta at once instead of waiting for a window to fill.
+   * then checks every delta at once instead of waiting for a window to fill. A local classifier
+   * waits on no I/O and no timer, so `classifyWithin` puts no timeout around it.
    */
   readonly local: boolean;
   /**
@@ -74,6 +75,11 @@ export async function classifyWithin(
   direction: Direction,
   timeoutMs: number,
 ): Promise<Verdict[]> {
+  // A local classifier answers from CPU alone: its promise is settled before any timer could fire,
+  // so the timer, its AbortController and the race would only cost time on every output delta
+  // (a timer per classification showed in the runtime's profile, issue #27; docs/benchmarks.md).
+  if (classifier.local)
+    return checked(await settle(() => classifier.classify(texts, direction, NEVER)), texts);
   const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -85,20 +91,37 @@ export async function classifyWithin(
     }, timeoutMs);
   });
   try {
-    const verdicts = await Promise.race([classifier.classify(texts, direction, controller.signal), timeout]);
-    if (verdicts.length !== texts.length) {
-      throw new ClassifierUnavailable(
-        "unparseable",
-        `The safety classifier answered ${verdicts.length} verdicts for ${texts.length} texts.`,
-      );
-    }
-    return verdicts;
-  } catch (cause) {
-    if (cause instanceof ClassifierUnavailable) throw cause;
-    throw new ClassifierUnavailable("error", "The safety classifier failed.");
+    return checked(
+      await settle(() => Promise.race([classifier.classify(texts, direction, controller.signal), timeout])),
+      texts,
+    );
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The signal a local classifier gets: it is never aborted (nothing to time out). */
+const NEVER: AbortSignal = new AbortController().signal;
+
+/** The classifier's answer, or its failure as `ClassifierUnavailable` (an unexpected one is `error`). */
+async function settle(answer: () => Promise<Verdict[]>): Promise<Verdict[]> {
+  try {
+    return await answer();
+  } catch (cause) {
+    if (cause instanceof ClassifierUnavailable) throw cause;
+    throw new ClassifierUnavailable("error", "The safety classifier failed.");
+  }
+}
+
+/** `verdicts` when there is one per text, else `ClassifierUnavailable("unparseable")`. */
+function checked(verdicts: Verdict[], texts: readonly string[]): Verdict[] {
+  if (verdicts.length !== texts.length) {
+    throw new ClassifierUnavailable(
+      "unparseable",
+      `The safety classifier answered ${verdicts.length} verdicts for ${texts.length} texts.`,
+    );
+  }
+  return verdicts;
 }
 
 /** The clean verdict (nothing flagged, no categories). */

@@ -5,7 +5,7 @@
  * against a stand-in `AI` binding (Workers AI has no local runtime). Cross-session batching
  * (batching.ts) joins concurrent calls into one.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   type Classifier,
   ClassifierUnavailable,
@@ -85,6 +85,39 @@ describe("moderation classifier", () => {
   it("times out", async () => {
     const { classifier } = moderationWith(() => new Promise<Response>(() => {}));
     expect((await failure(classifyWithin(classifier, ["a"], "input", 20))).reason).toBe("timeout");
+  });
+});
+
+describe("classifyWithin", () => {
+  const local = (answer: () => Promise<Verdict[]>): Classifier => ({
+    id: "local:test",
+    model: "test",
+    local: true,
+    combined: false,
+    classify: answer,
+  });
+  const clean: Verdict = { flagged: false, categories: {}, scores: {} };
+
+  it("puts no timer around a local classifier, which answers without I/O (issue #27)", async () => {
+    const timers = vi.spyOn(globalThis, "setTimeout");
+    try {
+      expect(await classifyWithin(local(async () => [clean]), ["a"], "output", 1_000)).toEqual([clean]);
+      expect(timers).not.toHaveBeenCalled();
+      const { classifier } = moderationWith(() => Response.json({ results: [result(false)] }));
+      await classifyWithin(classifier, ["a"], "input", 1_000);
+      expect(timers).toHaveBeenCalled();
+    } finally {
+      timers.mockRestore();
+    }
+  });
+
+  it("a local classifier's failure or wrong count is unavailable too, even when it throws at once", async () => {
+    const throwsAtOnce = local(() => {
+      throw new Error("boom");
+    });
+    expect((await failure(classifyWithin(throwsAtOnce, ["a"], "input", 1_000))).reason).toBe("error");
+    const short = local(async () => []);
+    expect((await failure(classifyWithin(short, ["a"], "input", 1_000))).reason).toBe("unparseable");
   });
 });
 
