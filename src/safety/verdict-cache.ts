@@ -7,7 +7,11 @@
  * policy, and goes with its response (the store's one deletion calls `forgetResponses`,
  * src/store/response-deletion.ts); both tables stay bounded (oldest verdicts are pruned; chain
  * rows of responses deleted before that hook existed too);
- * the cursor of every read is consumed before any `await`.
+ * the cursor of every read is consumed before any `await`. The verdicts read or written while the
+ * object is awake are also kept in memory (bounded, least recently used out), so a turn's lookup
+ * reads SQLite only for what this wake has not seen (a lookup per turn showed in the runtime's
+ * profile, issue #27); a verdict stays true under its classifier id, so the copy needs no expiry,
+ * and is dropped whole when the table is pruned.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 import type { ResponseDependent } from "../store/response-deletion.ts";
@@ -22,6 +26,10 @@ export interface CacheLimits {
 }
 
 const DEFAULT_LIMITS: CacheLimits = { maxVerdicts: 50_000, pruneEvery: 500 };
+/** Verdicts kept in memory per session (a few KB each at most; most are a few hundred bytes). */
+const MEMORY_ENTRIES = 2_048;
+/** Columns of one `safety_verdicts` row as written. */
+const COLUMNS_PER_ROW = 5;
 /** SQLite bound parameters per statement in a Durable Object. */
 const MAX_PARAMS = 100;
 
@@ -43,6 +51,8 @@ export class VerdictCache implements ResponseDependent {
   private readonly now: () => number;
   private readonly limits: CacheLimits;
   private writes = 0;
+  /** `classifier \0 hash` → verdict, in least-recently-used order. */
+  private readonly memory = new Map<string, Verdict>();
 
   constructor(sql: SqlStorage, now: () => number = Date.now, limits: CacheLimits = DEFAULT_LIMITS) {
     this.sql = sql;
@@ -53,9 +63,14 @@ export class VerdictCache implements ResponseDependent {
   /** Cached verdicts of `classifier` for `hashes`, by hash (missing ones are absent). */
   lookup(classifier: string, hashes: readonly string[]): Map<string, Verdict> {
     const found = new Map<string, Verdict>();
-    const unique = [...new Set(hashes)];
-    for (let i = 0; i < unique.length; i += MAX_PARAMS - 1) {
-      const batch = unique.slice(i, i + MAX_PARAMS - 1);
+    const unseen: string[] = [];
+    for (const hash of new Set(hashes)) {
+      const verdict = this.recall(classifier, hash);
+      if (verdict) found.set(hash, verdict);
+      else unseen.push(hash);
+    }
+    for (let i = 0; i < unseen.length; i += MAX_PARAMS - 1) {
+      const batch = unseen.slice(i, i + MAX_PARAMS - 1);
       const rows = this.sql
         .exec<{ hash: string; verdict: string }>(
           `SELECT hash, verdict FROM safety_verdicts WHERE classifier = ? AND hash IN (${batch.map(() => "?").join(",")})`,
@@ -63,26 +78,38 @@ export class VerdictCache implements ResponseDependent {
           ...batch,
         )
         .toArray();
-      for (const row of rows) found.set(row.hash, JSON.parse(row.verdict) as Verdict);
+      for (const row of rows) {
+        const verdict = JSON.parse(row.verdict) as Verdict;
+        found.set(row.hash, verdict);
+        this.remember(classifier, row.hash, verdict);
+      }
     }
     return found;
   }
 
   /** Caches verdicts of `classifier` (a later verdict for the same hash replaces the earlier). */
   store(classifier: string, entries: readonly VerdictEntry[]): void {
+    if (entries.length === 0) return;
     const at = this.now();
-    for (const { hash, verdict } of entries) {
+    // One statement per batch of rows, not per verdict: a turn stores several.
+    const rowsPerStatement = Math.floor(MAX_PARAMS / COLUMNS_PER_ROW);
+    for (let i = 0; i < entries.length; i += rowsPerStatement) {
+      const batch = entries.slice(i, i + rowsPerStatement);
       this.sql.exec(
-        `INSERT INTO safety_verdicts (classifier, hash, flagged, verdict, checked_at) VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO safety_verdicts (classifier, hash, flagged, verdict, checked_at)
+         VALUES ${batch.map(() => "(?, ?, ?, ?, ?)").join(", ")}
          ON CONFLICT(classifier, hash) DO UPDATE SET flagged = excluded.flagged, verdict = excluded.verdict,
            checked_at = excluded.checked_at`,
-        classifier,
-        hash,
-        verdict.flagged ? 1 : 0,
-        JSON.stringify(verdict),
-        at,
+        ...batch.flatMap(({ hash, verdict }) => [
+          classifier,
+          hash,
+          verdict.flagged ? 1 : 0,
+          JSON.stringify(verdict),
+          at,
+        ]),
       );
     }
+    for (const { hash, verdict } of entries) this.remember(classifier, hash, verdict);
     this.wrote(entries.length);
   }
 
@@ -131,6 +158,27 @@ export class VerdictCache implements ResponseDependent {
     for (const id of responseIds) this.sql.exec("DELETE FROM safety_chains WHERE response_id = ?", id);
   }
 
+  /** The verdict kept in memory for (classifier, hash), marked as just used; undefined if none. */
+  private recall(classifier: string, hash: string): Verdict | undefined {
+    const key = `${classifier}\0${hash}`;
+    const verdict = this.memory.get(key);
+    if (verdict) {
+      this.memory.delete(key);
+      this.memory.set(key, verdict);
+    }
+    return verdict;
+  }
+
+  private remember(classifier: string, hash: string, verdict: Verdict): void {
+    const key = `${classifier}\0${hash}`;
+    this.memory.delete(key);
+    this.memory.set(key, verdict);
+    if (this.memory.size > MEMORY_ENTRIES) {
+      const oldest = this.memory.keys().next().value;
+      if (oldest !== undefined) this.memory.delete(oldest);
+    }
+  }
+
   /** Keeps both tables bounded, checked every `pruneEvery` writes. */
   private wrote(count: number): void {
     const { maxVerdicts, pruneEvery } = this.limits;
@@ -140,6 +188,7 @@ export class VerdictCache implements ResponseDependent {
     this.sql.exec("DELETE FROM safety_chains WHERE response_id NOT IN (SELECT id FROM responses)");
     const total = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM safety_verdicts").one().n;
     if (total > maxVerdicts) {
+      this.memory.clear(); // what SQLite drops is dropped from memory too (rare: a bound check)
       this.sql.exec(
         `DELETE FROM safety_verdicts WHERE (classifier, hash) IN
            (SELECT classifier, hash FROM safety_verdicts ORDER BY checked_at LIMIT ?)`,

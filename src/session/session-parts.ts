@@ -21,7 +21,7 @@ import { createTurnPipeline } from "../pipeline/pipeline.ts";
 import { genAiProvider, tracerOf } from "../pipeline/turn-trace.ts";
 import { SessionSafety } from "../safety/session-safety.ts";
 import { ConversationStore } from "../store/conversation-store.ts";
-import { ownerTenant } from "../store/session-meta.ts";
+import { ownerTenantReader } from "../store/session-meta.ts";
 import { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import type { TenancyEnv } from "../tenancy/tenancy-env.ts";
 import { ENV_KEY_ID } from "../tenancy/tenant.ts";
@@ -95,17 +95,18 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
   const config = parseConfig(env);
   const objectId = ctx.id.toString();
   const store = new ConversationStore(ctx.storage);
+  const ownerTenant = ownerTenantReader(ctx.storage.sql);
   const tenancy = new SessionTenancy({
     ctx,
     env,
     config,
-    tenant: () => ownerTenant(ctx.storage.sql),
+    tenant: ownerTenant,
     sockets: () => ctx.getWebSockets().map((ws) => ({ ws, attachment: attachmentOf(ws) })),
   });
   const safety = new SessionSafety({
     settings: tenancy.safety, // the deployment's, with the tenant's own policy (src/tenancy/)
     sql: ctx.storage.sql,
-    tenant: () => ownerTenant(ctx.storage.sql),
+    tenant: ownerTenant,
     ai: env.AI ?? null,
   });
   store.addDependent(safety.cache); // chain marks go with their responses
@@ -138,13 +139,13 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
     window,
     safety,
     redactor: config.redactor,
-    compaction: compactionServices(config, () => ownerTenant(ctx.storage.sql) ?? ""),
+    compaction: compactionServices(config, () => ownerTenant() ?? ""),
   });
   // Background responses' webhook events (docs/webhooks.md): made in a turn's last commit,
   // delivered by the alarm.
   const webhooks = new WebhookDeliveries({
     outbox: store.webhooks,
-    target: () => webhookTarget(env, config.controlSecret, ownerTenant(ctx.storage.sql), config.redactor),
+    target: () => webhookTarget(env, config.controlSecret, ownerTenant(), config.redactor),
     privateTargets: config.webhooks.privateTargets,
     retry: config.webhooks.retry,
     now: Date.now,

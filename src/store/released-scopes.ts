@@ -12,6 +12,9 @@
  *   from another socket never loses its history while it is continuable: a store:false response
  *   lives while the last scope that builds on it lives, plus the window;
  * - a scope's release time is its first (a second release changes nothing).
+ * - once a read found no released scope, none is read again until `release` writes one: `purge`
+ *   runs before every frame (scope-lifecycle.ts), and a statement per frame of a session with
+ *   nothing released showed in the runtime's profile (issue #27). This class writes every row.
  * Every deletion goes through the store's one deletion (`deleteResponses`, response-deletion.ts:
  * items, value pieces, event logs, safety marks, children re-parented, history epoch bumped), in
  * the same transaction as the scope's own rows.
@@ -26,6 +29,8 @@ export class ReleasedScopes {
   private readonly storage: DurableObjectStorage;
   private readonly sql: SqlStorage;
   private readonly deleteResponses: (ids: readonly string[]) => number;
+  /** False when `released_scopes` is known to be empty; true when it may hold rows. */
+  private mayHoldRows = true;
 
   /**
    * @param storage the session's storage (schema version 5 or later).
@@ -61,6 +66,7 @@ export class ReleasedScopes {
         at,
       );
     });
+    this.mayHoldRows = true;
   }
 
   /** True when `connId` was released (and not purged yet). */
@@ -118,8 +124,11 @@ export class ReleasedScopes {
   }
 
   private released(): Array<{ conn_id: string; released_at: number }> {
-    return this.sql
+    if (!this.mayHoldRows) return [];
+    const rows = this.sql
       .exec<{ conn_id: string; released_at: number }>("SELECT conn_id, released_at FROM released_scopes")
       .toArray();
+    this.mayHoldRows = rows.length > 0;
+    return rows;
   }
 }

@@ -28,6 +28,19 @@ export function ownerTenant(sql: SqlStorage): string | null {
 }
 
 /**
+ * `ownerTenant` read from SQLite until it is known, then from memory: the owner never changes once
+ * set (this module's invariant), and the tenant is asked for on every turn (its limits, its safety
+ * policy), where a statement per ask showed in the runtime's profile (issue #27).
+ */
+export function ownerTenantReader(sql: SqlStorage): () => string | null {
+  let owner: string | null = null;
+  return () => {
+    owner ??= ownerTenant(sql);
+    return owner;
+  };
+}
+
+/**
  * The one tenant check of a session: it belongs to the tenant that first used it, forever. `claim`
  * (a turn, a socket) takes an unowned session; `read` (a response by id, an export) needs the
  * session to be the tenant's already.
