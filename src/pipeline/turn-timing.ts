@@ -110,26 +110,30 @@ export interface TurnLog {
   facts?: TurnFacts;
 }
 
-/** Writes one JSON line for a turn (Workers Logs / `wrangler tail` collect `console.log`). */
+/**
+ * Writes one JSON line for a turn (Workers Logs / `wrangler tail` collect `console.log`), on the
+ * next turn of the event loop: a socket's frames are written when the handler yields, so a line
+ * logged at once would hold back the terminal event it follows by the cost of `console.log`
+ * (measured, issue #27: docs/benchmarks.md "Deltagate over the floor").
+ */
 export function logTurn(entry: TurnLog): void {
-  console.log(
-    JSON.stringify({
-      type: "deltagate.turn",
-      transport: entry.transport,
-      response_id: entry.responseId,
-      model: entry.model,
-      store: entry.store,
-      error: entry.error,
-      chained: entry.facts?.chained ?? false,
-      resend_matched_items: entry.facts?.resend_matched_items ?? 0,
-      upstream_input_items: entry.facts?.upstream_input_items ?? null,
-      upstream_request_bytes: entry.facts?.upstream_request_bytes ?? null,
-      input_tokens: entry.facts?.input_tokens ?? null,
-      cached_tokens: entry.facts?.cached_tokens ?? null,
-      cache_write_tokens: entry.facts?.cache_write_tokens ?? null,
-      output_tokens: entry.facts?.output_tokens ?? null,
-      cost_usd: entry.facts?.cost_usd ?? null,
-      stages: entry.stages,
-    }),
-  );
+  const line = {
+    type: "deltagate.turn",
+    transport: entry.transport,
+    response_id: entry.responseId,
+    model: entry.model,
+    store: entry.store,
+    error: entry.error,
+    chained: entry.facts?.chained ?? false,
+    resend_matched_items: entry.facts?.resend_matched_items ?? 0,
+    upstream_input_items: entry.facts?.upstream_input_items ?? null,
+    upstream_request_bytes: entry.facts?.upstream_request_bytes ?? null,
+    input_tokens: entry.facts?.input_tokens ?? null,
+    cached_tokens: entry.facts?.cached_tokens ?? null,
+    cache_write_tokens: entry.facts?.cache_write_tokens ?? null,
+    output_tokens: entry.facts?.output_tokens ?? null,
+    cost_usd: entry.facts?.cost_usd ?? null,
+    stages: entry.stages,
+  };
+  setTimeout(() => console.log(JSON.stringify(line)), 0);
 }

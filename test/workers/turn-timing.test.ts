@@ -148,12 +148,15 @@ describe("per-stage timing", () => {
     const secret = `content-${crypto.randomUUID()}`;
     const response = await post({ input: `${secret} [sim:tokens=8]` });
     const { id } = (await response.json()) as { id: string };
-    const lines = log.mock.calls
-      .map((call) => String(call[0]))
-      .filter((line) => line.includes('"type":"deltagate.turn"') && line.includes(id));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).not.toContain(secret);
-    const entry = JSON.parse(lines[0] ?? "{}") as { transport: string; stages: Record<string, number> };
+    // Written on the event loop's next turn, after the response (src/pipeline/turn-timing.ts).
+    const lines = () =>
+      log.mock.calls
+        .map((call) => String(call[0]))
+        .filter((line) => line.includes('"type":"deltagate.turn"') && line.includes(id));
+    await vi.waitFor(() => expect(lines()).toHaveLength(1));
+    const [line] = lines();
+    expect(line).not.toContain(secret);
+    const entry = JSON.parse(line ?? "{}") as { transport: string; stages: Record<string, number> };
     expect(entry.transport).toBe("http");
     expect(typeof entry.stages.total).toBe("number");
   });

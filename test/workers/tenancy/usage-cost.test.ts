@@ -109,7 +109,11 @@ describe("usage with the cache and the price", () => {
     // Cache reads make turn 2 cheaper per input token than turn 1's writes.
     expect(nanos[1]! / second.usage.input_tokens).toBeLessThan(nanos[0]! / first.usage.input_tokens);
 
-    // The timing event and the log line: the turn's tokens and cost, as booked.
+    // The timing event and the log line: the turn's tokens and cost, as booked. The line is
+    // written on the event loop's next turn (src/pipeline/turn-timing.ts `logTurn`).
+    await vi.waitFor(() =>
+      expect(log.mock.calls.filter((args) => String(args[0]).includes(unpriced.id))).not.toHaveLength(0),
+    );
     const logged = (id: string) => {
       const lines = log.mock.calls
         .map((args) => String(args[0]))
