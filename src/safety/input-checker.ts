@@ -127,7 +127,7 @@ export class InputChecker {
       if (candidate.rate < 1 && !sampled(hash, candidate.rate)) accounting.skipped++;
       else if (!wanted.has(hash)) wanted.set(hash, candidate.text);
     });
-    const cached = this.cache.lookup(request.classifier.id, [...wanted.keys()]);
+    const cached = this.cache.lookup(request.classifier, [...wanted.keys()]);
     accounting.cacheHits = cached.size;
     const verdicts: Verdict[] = [parentVerdict ?? CLEAN, ...cached.values()];
     const missing = [...wanted].filter(([hash]) => !cached.has(hash));

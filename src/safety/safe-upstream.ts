@@ -156,7 +156,7 @@ class SafeUpstream {
   private enforce(input: InputCheck, criticalMs: number): void {
     const { plan, cache } = this.parts;
     const reject = (outcome: string) => {
-      cache.store(this.parts.input.id, input.pending);
+      cache.store(this.parts.input, input.pending);
       this.log(input, null, criticalMs, outcome);
     };
     if (input.error && plan.inputBlock && plan.policy.failure === "closed") {
@@ -229,14 +229,14 @@ class SafeUpstream {
       }
     } finally {
       // A stream that broke still had its input checked: keep those verdicts.
-      if (!written) cache.store(this.parts.input.id, input.pending);
+      if (!written) cache.store(this.parts.input, input.pending);
     }
   }
 
   /** Writes the input verdicts and, when everything was checked, the checked chain. */
   private record(guard: OutputGuard | null, input: InputCheck): string {
     const { cache, turn, output, plan } = this.parts;
-    cache.store(this.parts.input.id, input.pending);
+    cache.store(this.parts.input, input.pending);
     const failedOpen = input.error !== null || guard?.failedOpen != null;
     if (!failedOpen) {
       // A response cut for flagged output stored only what was checked clean.

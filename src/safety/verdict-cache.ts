@@ -11,11 +11,15 @@
  * object is awake are also kept in memory (bounded, least recently used out), so a turn's lookup
  * reads SQLite only for what this wake has not seen (a lookup per turn showed in the runtime's
  * profile, issue #27); a verdict stays true under its classifier id, so the copy needs no expiry,
- * and is dropped whole when the table is pruned.
+ * and is dropped whole when the table is pruned. A local classifier's verdicts (the rules) are kept
+ * in memory only: running it again after a wake costs less than a row written on every turn.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 import type { ResponseDependent } from "../store/response-deletion.ts";
-import type { Verdict } from "./classifier.ts";
+import type { Classifier, Verdict } from "./classifier.ts";
+
+/** What the cache reads of a classifier: its cache namespace and whether it runs locally. */
+export type CachedClassifier = Pick<Classifier, "id" | "local">;
 
 /** The bounds of the cache. */
 export interface CacheLimits {
@@ -61,13 +65,13 @@ export class VerdictCache implements ResponseDependent {
   }
 
   /** Cached verdicts of `classifier` for `hashes`, by hash (missing ones are absent). */
-  lookup(classifier: string, hashes: readonly string[]): Map<string, Verdict> {
+  lookup({ id: classifier, local }: CachedClassifier, hashes: readonly string[]): Map<string, Verdict> {
     const found = new Map<string, Verdict>();
     const unseen: string[] = [];
     for (const hash of new Set(hashes)) {
       const verdict = this.recall(classifier, hash);
       if (verdict) found.set(hash, verdict);
-      else unseen.push(hash);
+      else if (!local) unseen.push(hash);
     }
     for (let i = 0; i < unseen.length; i += MAX_PARAMS - 1) {
       const batch = unseen.slice(i, i + MAX_PARAMS - 1);
@@ -88,8 +92,9 @@ export class VerdictCache implements ResponseDependent {
   }
 
   /** Caches verdicts of `classifier` (a later verdict for the same hash replaces the earlier). */
-  store(classifier: string, entries: readonly VerdictEntry[]): void {
-    if (entries.length === 0) return;
+  store({ id: classifier, local }: CachedClassifier, entries: readonly VerdictEntry[]): void {
+    for (const { hash, verdict } of entries) this.remember(classifier, hash, verdict);
+    if (local || entries.length === 0) return;
     const at = this.now();
     // One statement per batch of rows, not per verdict: a turn stores several.
     const rowsPerStatement = Math.floor(MAX_PARAMS / COLUMNS_PER_ROW);
@@ -109,7 +114,6 @@ export class VerdictCache implements ResponseDependent {
         ]),
       );
     }
-    for (const { hash, verdict } of entries) this.remember(classifier, hash, verdict);
     this.wrote(entries.length);
   }
 

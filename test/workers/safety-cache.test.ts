@@ -1,7 +1,8 @@
 /**
  * The verdict cache in a session Durable Object's SQLite (src/safety/verdict-cache.ts, migration
  * 4): verdicts read back only under the classifier that produced them, chain marks exported and
- * imported, and both tables kept bounded (oldest verdicts and marks of deleted responses pruned).
+ * imported, and both tables kept bounded (oldest verdicts and marks of deleted responses pruned);
+ * a local classifier's verdicts kept in memory only.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -11,6 +12,7 @@ import { uniqueSession } from "../support/ws-client.ts";
 
 const clean = { flagged: false, categories: { x: false }, scores: { x: 0 } };
 const flagged = { flagged: true, categories: { x: true }, scores: { x: 1 } };
+const remoteA = { id: "moderation:a", local: false };
 
 describe("safety verdict cache", () => {
   it("reads verdicts per classifier, marks chains, and stays bounded", async () => {
@@ -18,18 +20,18 @@ describe("safety verdict cache", () => {
       const sql = state.storage.sql;
       let clock = 0;
       const cache = new VerdictCache(sql, () => ++clock, { maxVerdicts: 20, pruneEvery: 10 });
-      cache.store("rules:a", [
+      cache.store(remoteA, [
         { hash: "h1", verdict: clean },
         { hash: "h2", verdict: flagged },
       ]);
-      expect([...cache.lookup("rules:a", ["h1", "h2", "h3", "h1"])]).toEqual([
+      expect([...cache.lookup(remoteA, ["h1", "h2", "h3", "h1"])]).toEqual([
         ["h1", clean],
         ["h2", flagged],
       ]);
-      expect(cache.lookup("moderation:m", ["h1"]).size).toBe(0);
+      expect(cache.lookup({ id: "moderation:m", local: false }, ["h1"]).size).toBe(0);
       // More hashes than one statement may bind.
       const many = Array.from({ length: 250 }, (_, i) => `many-${i}`);
-      expect(cache.lookup("rules:a", many).size).toBe(0);
+      expect(cache.lookup(remoteA, many).size).toBe(0);
 
       cache.markChain("resp_gone", "policy-1", clean);
       expect(cache.chain("resp_gone", "policy-1")).toEqual(clean);
@@ -40,13 +42,34 @@ describe("safety verdict cache", () => {
 
       // 30 more verdicts: past 20 rows the oldest tenth goes; marks of responses that do not exist go.
       cache.store(
-        "rules:a",
+        remoteA,
         Array.from({ length: 30 }, (_, i) => ({ hash: `n${i}`, verdict: clean })),
       );
       const rows = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM safety_verdicts").one().n;
       expect(rows).toBe(32 - 2);
-      expect(cache.lookup("rules:a", ["h1", "h2"]).size).toBe(0); // the oldest
+      expect(cache.lookup(remoteA, ["h1", "h2"]).size).toBe(0); // the oldest
       expect(cache.chain("resp_gone", "policy-1")).toBeNull();
     });
+  });
+
+  it("keeps a local classifier's verdicts in memory only: no row, and gone after a wake (issue #27)", async () => {
+    await runInDurableObject(
+      sessionStub("tenant-a", uniqueSession("safety-cache-local")),
+      (_instance, state) => {
+        const sql = state.storage.sql;
+        const rules = { id: "rules:local", local: true };
+        const rows = () => sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM safety_verdicts").one().n;
+        const before = rows();
+        const cache = new VerdictCache(sql);
+        cache.store(rules, [{ hash: "h1", verdict: flagged }]);
+        expect([...cache.lookup(rules, ["h1", "h2"])]).toEqual([["h1", flagged]]);
+        expect(rows()).toBe(before);
+        expect(new VerdictCache(sql).lookup(rules, ["h1"]).size).toBe(0);
+        // A remote classifier's verdicts are rows, read back by a fresh cache (after a wake).
+        cache.store(remoteA, [{ hash: "h1", verdict: clean }]);
+        expect(rows()).toBe(before + 1);
+        expect([...new VerdictCache(sql).lookup(remoteA, ["h1"])]).toEqual([["h1", clean]]);
+      },
+    );
   });
 });

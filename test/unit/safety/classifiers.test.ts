@@ -101,7 +101,14 @@ describe("classifyWithin", () => {
   it("puts no timer around a local classifier, which answers without I/O (issue #27)", async () => {
     const timers = vi.spyOn(globalThis, "setTimeout");
     try {
-      expect(await classifyWithin(local(async () => [clean]), ["a"], "output", 1_000)).toEqual([clean]);
+      expect(
+        await classifyWithin(
+          local(async () => [clean]),
+          ["a"],
+          "output",
+          1_000,
+        ),
+      ).toEqual([clean]);
       expect(timers).not.toHaveBeenCalled();
       const { classifier } = moderationWith(() => Response.json({ results: [result(false)] }));
       await classifyWithin(classifier, ["a"], "input", 1_000);

@@ -8,11 +8,12 @@ import { type Classifier, ClassifierUnavailable, type Verdict } from "../../../s
 import { sha256Hex } from "../../../src/safety/content.ts";
 import { InputChecker, type VerdictLookup } from "../../../src/safety/input-checker.ts";
 import { applyOverride, DEFAULT_POLICY, type SafetyPolicy } from "../../../src/safety/policy.ts";
+import type { CachedClassifier } from "../../../src/safety/verdict-cache.ts";
 
 class FakeCache implements VerdictLookup {
   readonly verdicts = new Map<string, Verdict>();
   readonly chains = new Map<string, Verdict>();
-  lookup(_classifier: string, hashes: readonly string[]) {
+  lookup(_classifier: CachedClassifier, hashes: readonly string[]) {
     return new Map(hashes.filter((h) => this.verdicts.has(h)).map((h) => [h, this.verdicts.get(h)!]));
   }
   chain(responseId: string, policy: string) {

@@ -135,7 +135,7 @@ function harness(options: HarnessOptions) {
     input: classifier,
     output: null,
     cache: {
-      store: (id, entries) => void log.push(`store ${id} ${entries.length}`),
+      store: ({ id }, entries) => void log.push(`store ${id} ${entries.length}`),
       markChain: (id, _policy, v) => void log.push(`markChain ${id} ${v.flagged ? "flagged" : "clean"}`),
     },
     checker: {
