@@ -347,6 +347,9 @@ export default defineConfig({
           name: "node",
           include: ["test/node/**/*.test.ts"],
           environment: "node",
+          // The one `npm start` stack the end-to-end files with default settings share, started on
+          // first use (test/support/shared-stack-setup.ts; docs/testing.md "Shared stacks").
+          globalSetup: ["./test/support/shared-stack-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 120_000,
         },

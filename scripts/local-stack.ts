@@ -126,17 +126,38 @@ export interface LocalStack {
   kill(): Promise<void>;
 }
 
-/** A free TCP port on 127.0.0.1 (the OS picks it; it is released before it is returned). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/**
+ * Where `freePort` picks: below the range the OS hands ports out of by itself (a listen on port 0,
+ * an outgoing connection's local port: 32768–60999 on Linux, 49152–65535 on macOS), and above the
+ * usual fixed ports of local services (wrangler's 8787, its inspector's 9229).
+ * https://www.kernel.org/doc/html/latest/networking/ip-sysctl.html (`ip_local_port_range`)
+ */
+const PICK_FROM = 20_000;
+const PICK_BELOW = 32_768;
+
+/** Whether nothing listens on 127.0.0.1:`port` (checked by listening on it, then closing). */
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolveFree) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
+    server.once("error", () => resolveFree(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolveFree(true)));
   });
+}
+
+/**
+ * A free TCP port on 127.0.0.1, released before it is returned, for a server that binds it later
+ * (wrangler binds its port seconds after it starts, once it has bundled the Worker). Picked at
+ * random below the OS's own range: a port the OS picked would be the OS's to hand out again to
+ * any process meanwhile, and a `wrangler dev` starting beside other stacks found its port taken
+ * ("Address already in use").
+ * @throws {Error} when 50 random ports of the range were all taken.
+ */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = PICK_FROM + Math.floor(Math.random() * (PICK_BELOW - PICK_FROM));
+    if (await isFree(port)) return port;
+  }
+  throw new Error(`No free port on 127.0.0.1 between ${PICK_FROM} and ${PICK_BELOW - 1}.`);
 }
 
 /**

@@ -4,17 +4,19 @@
  * usage shows up; a limit is set; the key is revoked and refused once the Worker's cache bound has
  * passed (or at once in a fresh isolate); the dev tenant's webhook is set to a receiver on this
  * machine (`npm start` allows loopback targets) and a background response's event reaches it,
- * verified by the `openai` SDK (docs/webhooks.md "Try it locally").
+ * verified by the `openai` SDK (docs/webhooks.md "Try it locally"). The stack is shared with other
+ * files (test/support/e2e-stack.ts): the test counts the deliveries of its own response only, and
+ * the limit it sets is on its own tenant.
  */
 import { join } from "node:path";
 import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
 import { runProcess } from "../support/e2e-process.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 import { type ReceivedAttempt, startWebhookReceiver } from "../support/webhook-receiver.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 async function admin(...args: string[]): Promise<string> {
   const port = new URL(e2e.stack.origin).port;
@@ -95,12 +97,14 @@ describe("npm run admin against the local stack", () => {
       });
       expect(created.status).toBe(200);
       const { id } = (await created.json()) as { id: string };
+      // This response's deliveries (another file's background response of the tenant would be
+      // delivered here too while the webhook is set).
       const deliveries = async () =>
         (
           (await (await fetch(`${receiver.url}/_ctl/deliveries?name=local-dev`)).json()) as {
             data: ReceivedAttempt[];
           }
-        ).data;
+        ).data.filter((attempt) => (JSON.parse(attempt.body) as { data?: { id?: unknown } }).data?.id === id);
       await expect.poll(async () => (await deliveries()).length, { timeout: 30_000 }).toBe(1);
       const [attempt] = await deliveries();
       const event = await new OpenAI({ apiKey: "unused", webhookSecret: secret }).webhooks.unwrap(

@@ -12,9 +12,9 @@
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, screenshotPath } from "../support/browser.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 let browser: Browser | undefined;
 beforeAll(async () => {
   browser = await launchChromium();

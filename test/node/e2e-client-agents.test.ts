@@ -13,7 +13,7 @@ import OpenAI from "openai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 import {
   COMMAND,
   expectDeltaUpstream,
@@ -23,9 +23,10 @@ import {
   TOOL_ROUNDS,
   toolLoopPrompt,
   toolOutput,
+  uniqueMarker,
 } from "../support/e2e-tool-loop.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 /** An agent with one `exec_command` tool; `calls` collects the commands it ran. */
 function shellAgent(calls: string[]): Agent {
@@ -60,23 +61,23 @@ describe("the Agents SDK through Deltagate", () => {
       tracingDisabled: true,
     });
     const calls: string[] = [];
-    e2e.stack.simulator!.recorder.clear();
-    const result = await runner.run(shellAgent(calls), toolLoopPrompt("agents-http"), { maxTurns: 10 });
+    const marker = uniqueMarker("agents-http");
+    const result = await runner.run(shellAgent(calls), toolLoopPrompt(marker), { maxTurns: 10 });
 
     expect(calls).toEqual(Array(TOOL_ROUNDS).fill(COMMAND));
     expect(result.rawResponses).toHaveLength(TOOL_ROUNDS + 1);
     expect(result.finalOutput).toBe(finalAnswer());
     expectFullResends(client.bodies);
-    expectDeltaUpstream(e2e);
+    await expectDeltaUpstream(e2e.stack.simulatorUrl, marker);
   });
 
   it("over its WebSocket transport (one socket, no previousResponseId): passes unchanged, every later step a delta upstream", async () => {
     const calls: string[] = [];
-    e2e.stack.simulator!.recorder.clear();
+    const marker = uniqueMarker("agents-ws");
     const framesBefore = e2e.proxy.frames.length;
     const upgradesBefore = e2e.proxy.upgrades.length;
     const result = await withResponsesWebSocketSession(
-      ({ run }) => run(shellAgent(calls), toolLoopPrompt("agents-ws"), { maxTurns: 10 }),
+      ({ run }) => run(shellAgent(calls), toolLoopPrompt(marker), { maxTurns: 10 }),
       {
         providerOptions: { apiKey: LOCAL_DEV_KEY, baseURL: `${e2e.proxy.url}/v1` },
         runnerConfig: { tracingDisabled: true },
@@ -93,6 +94,6 @@ describe("the Agents SDK through Deltagate", () => {
       .filter((f) => f.from === "client" && (f.data as { type?: unknown }).type === "response.create")
       .map((f) => f.data);
     expectFullResends(creates);
-    expectDeltaUpstream(e2e);
+    await expectDeltaUpstream(e2e.stack.simulatorUrl, marker);
   });
 });

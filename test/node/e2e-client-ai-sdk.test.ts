@@ -13,7 +13,7 @@ import { generateText, isStepCount, type ModelMessage, tool } from "ai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 import {
   COMMAND,
   expectDeltaUpstream,
@@ -24,9 +24,10 @@ import {
   toolLoopPrompt,
   toolLoopSteps,
   toolOutput,
+  uniqueMarker,
 } from "../support/e2e-tool-loop.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 /** The SDK's OpenAI provider, through the recording proxy, sending with `fetch`. */
 function provider(fetch: typeof globalThis.fetch) {
@@ -50,10 +51,10 @@ describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () =>
     const client = recordingFetch();
     const openai = provider(client.fetch);
     const calls: string[] = [];
-    e2e.stack.simulator!.recorder.clear();
+    const marker = uniqueMarker("ai-sdk");
     const result = await generateText({
       model: openai.responses("deltagate-sim"),
-      prompt: toolLoopPrompt("ai-sdk"),
+      prompt: toolLoopPrompt(marker),
       tools: { exec_command: execCommand(calls) },
       stopWhen: isStepCount(10),
       maxRetries: 0,
@@ -63,7 +64,7 @@ describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () =>
     expect(result.steps).toHaveLength(TOOL_ROUNDS + 1);
     expect(result.text).toBe(finalAnswer());
     expectFullResends(client.bodies);
-    expectDeltaUpstream(e2e);
+    await expectDeltaUpstream(e2e.stack.simulatorUrl, marker);
   });
 
   it("with a reasoning model, over two turns: the items it sends back as item_reference are the session's, and every request after the first is a delta", async () => {
@@ -78,9 +79,9 @@ describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () =>
       stopWhen: isStepCount(10),
       maxRetries: 0,
     };
-    e2e.stack.simulator!.recorder.clear();
+    const marker = uniqueMarker("ai-sdk-reasoning");
     const messages: ModelMessage[] = [
-      { role: "user", content: `${toolLoopPrompt("ai-sdk-reasoning")} [sim:reasoning=1]` },
+      { role: "user", content: `${toolLoopPrompt(marker)} [sim:reasoning=1]` },
     ];
     const first = await generateText({ ...options, messages });
     expect(first.text).toBe(finalAnswer());
@@ -101,6 +102,9 @@ describe("the Vercel AI SDK (generateText with a tool) through Deltagate", () =>
     expect(references).toEqual([0, 1, 2, 3, 3 + 2]);
     // User, then reasoning + call + output per round; then reasoning + answer, and the new message.
     const loop = toolLoopSteps(3);
-    expectDeltaUpstream(e2e, [...loop, { context: loop.at(-1)!.context + 2 + 1, sent: "message" }]);
+    await expectDeltaUpstream(e2e.stack.simulatorUrl, marker, [
+      ...loop,
+      { context: loop.at(-1)!.context + 2 + 1, sent: "message" },
+    ]);
   });
 });

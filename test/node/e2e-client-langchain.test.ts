@@ -13,7 +13,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 import {
   COMMAND,
   expectDeltaUpstream,
@@ -23,9 +23,10 @@ import {
   TOOL_ROUNDS,
   toolLoopPrompt,
   toolOutput,
+  uniqueMarker,
 } from "../support/e2e-tool-loop.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 describe("LangChain (ChatOpenAI, useResponsesApi, bindTools) through Deltagate", () => {
   it("passes unchanged, and every step after the first goes upstream as a delta", async () => {
@@ -49,9 +50,9 @@ describe("LangChain (ChatOpenAI, useResponsesApi, bindTools) through Deltagate",
       useResponsesApi: true,
       maxRetries: 0,
     }).bindTools([execCommand]);
-    e2e.stack.simulator!.recorder.clear();
+    const marker = uniqueMarker("langchain");
 
-    const messages: BaseMessage[] = [new HumanMessage(toolLoopPrompt("langchain"))];
+    const messages: BaseMessage[] = [new HumanMessage(toolLoopPrompt(marker))];
     let requests = 0;
     for (;;) {
       const reply = await model.invoke(messages);
@@ -65,6 +66,6 @@ describe("LangChain (ChatOpenAI, useResponsesApi, bindTools) through Deltagate",
     expect(requests).toBe(TOOL_ROUNDS + 1);
     expect(messages.at(-1)?.text).toBe(finalAnswer());
     expectFullResends(client.bodies);
-    expectDeltaUpstream(e2e);
+    await expectDeltaUpstream(e2e.stack.simulatorUrl, marker);
   });
 });

@@ -11,9 +11,9 @@ import { ResponsesWS } from "openai/resources/responses/ws";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 const MODEL = "deltagate-sim";
 
 interface Minted {

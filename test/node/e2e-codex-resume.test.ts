@@ -9,13 +9,15 @@
  * Proven here, from the simulator's recorder: the resume's warm-up is not sent upstream (it
  * repeats the start of the held chain), and its first model request goes upstream as a delta —
  * only the new prompt, on top of the upstream's response of the first run, which resolves the
- * whole conversation.
+ * whole conversation. The simulator is shared with other files: the thread's upstream requests are
+ * those with its `prompt_cache_key`, which Codex sets to the thread id (test/support/codex-notes.md).
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type CodexRun, runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
+import { conversationRequests } from "../support/sim-recorder.ts";
 
 type Json = Record<string, unknown>;
 
@@ -24,14 +26,14 @@ afterAll(() => {
   for (const cleanup of cleanups) cleanup();
 });
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 /** Both runs ask for the reconnect window on their upgrade (docs/sessions.md, `store: false`). */
 const GRACE = ['http_headers = { "x-deltagate-store-false-grace" = "300000" }'];
 
 /** Checks a run ended well, on the WebSocket, with its tool call run. */
-function expectClean(run: CodexRun, file: string, text: string): void {
-  const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}\nwrangler:\n${e2e.stack.output()}`;
+async function expectClean(run: CodexRun, file: string, text: string): Promise<void> {
+  const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}\nwrangler:\n${await e2e.stack.output()}`;
   expect(run.timedOut, diagnostics).toBe(false);
   expect(run.code, diagnostics).toBe(0);
   expect(run.stdout).not.toContain(WEBSOCKET_FALLBACK_TEXT);
@@ -49,9 +51,12 @@ describe("codex exec resume --last against npm start's stack", () => {
       providerSettings: GRACE,
     });
     cleanups.push(first.cleanup);
-    expectClean(first, "one.txt", "one");
-    const recorder = e2e.stack.simulator!.recorder;
-    const before = recorder.list().length;
+    await expectClean(first, "one.txt", "one");
+    const thread = first.events.find((e) => e.type === "thread.started")?.thread_id ?? "";
+    expect(thread).not.toBe("");
+    const upstreamOfThread = () => conversationRequests(e2e.stack.simulatorUrl, [thread]);
+    const before = (await upstreamOfThread()).at(-1)?.seq ?? 0;
+    expect(before).toBeGreaterThan(0); // the first run's requests carry the thread id
 
     const resumed = await runCodexExec({
       baseUrl,
@@ -60,7 +65,7 @@ describe("codex exec resume --last against npm start's stack", () => {
       resume: first,
       providerSettings: GRACE,
     });
-    expectClean(resumed, "two.txt", "two");
+    await expectClean(resumed, "two.txt", "two");
     // The same thread, on a second socket.
     const threads = [first, resumed].map(
       (run) => run.events.find((e) => e.type === "thread.started")?.thread_id,
@@ -92,14 +97,14 @@ describe("codex exec resume --last against npm start's stack", () => {
     // Upstream: the warm-up repeats the held chain's start and stays local; the first model
     // request after the resume is only the new prompt, chained on the upstream's response of the
     // first run, and the upstream resolves the whole context (warm-up input + the resend).
-    const after = recorder.list().slice(before);
+    const after = (await upstreamOfThread()).filter((r) => r.seq > before);
     expect(after.filter((r) => (r.body as Json).generate === false)).toEqual([]);
     const firstTurn = after[0]!;
     expect(firstTurn.transport).toBe("ws");
     expect(firstTurn.status).toBe(200);
     expect(firstTurn.previousResponseId).not.toBeNull();
     expect(firstTurn.inputItemCount).toBe(1);
-    expect(firstTurn.rawText).toContain("echo two > two.txt");
+    expect(JSON.stringify(firstTurn.body)).toContain("echo two > two.txt");
     expect(firstTurn.contextItemCount).toBe(warmUpItems + resendItems);
   });
 });

@@ -10,9 +10,9 @@ import type { ResponseInputItem, ResponsesServerEvent } from "openai/resources/r
 import { ResponsesWS } from "openai/resources/responses/ws";
 import { describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 const MODEL = "deltagate-sim";
 
 function client(): OpenAI {

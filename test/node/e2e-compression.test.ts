@@ -8,19 +8,12 @@
  */
 import type { Socket } from "node:net";
 import { zstdCompressSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { LOCAL_DEV_KEY, type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
+import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 
-let stack: LocalStack;
-
-beforeAll(async () => {
-  stack = await startLocalStack({ port: 0, simulatorPort: 0, verbose: false, snapshot: true });
-});
-
-afterAll(async () => {
-  await stack?.stop();
-});
+const e2e = useSharedStack();
 
 const tools = [
   {
@@ -39,7 +32,7 @@ const listing = Array.from(
 
 /** Opens a socket, runs a two-turn tool loop, and returns the negotiated extensions and bytes sent. */
 async function toolTurn(perMessageDeflate: boolean): Promise<{ extensions: string; uplink: number }> {
-  const url = `${stack.baseUrl.replace(/^http/, "ws")}/responses`;
+  const url = `${e2e.stack.baseUrl.replace(/^http/, "ws")}/responses`;
   const ws = new WebSocket(url, { perMessageDeflate, headers: { authorization: `Bearer ${LOCAL_DEV_KEY}` } });
   await new Promise<void>((resolve, reject) => {
     ws.once("open", () => resolve());
@@ -97,7 +90,7 @@ describe("compression on the client link (wrangler dev)", () => {
         JSON.stringify({ model: "deltagate-sim", instructions, tools, input: "hi [sim:tokens=8]" }),
       ),
     );
-    const res = await fetch(`${stack.baseUrl}/responses`, {
+    const res = await fetch(`${e2e.stack.baseUrl}/responses`, {
       method: "POST",
       headers: {
         authorization: `Bearer ${LOCAL_DEV_KEY}`,

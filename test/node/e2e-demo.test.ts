@@ -6,7 +6,9 @@
  * upstream. The claim under test (issues #2, #18): over one WebSocket the client sends only the
  * new items each turn, and so does Deltagate upstream: the stack's default route is WebSocket mode
  * (the simulator speaks it), so each turn after the first is the new item on top of the
- * upstream's own previous response, whose context keeps growing.
+ * upstream's own previous response, whose context keeps growing. The simulator is shared with
+ * other files: the demo's upstream requests are those of the conversation its tag starts
+ * (test/support/sim-recorder.ts).
  */
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
@@ -14,11 +16,12 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
 import { runProcess } from "../support/e2e-process.ts";
 import type { ProxiedFrame } from "../support/e2e-proxy.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
+import { markedUpstream } from "../support/sim-recorder.ts";
 
 const TURNS = 20;
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 type Json = Record<string, unknown>;
 
@@ -43,7 +46,7 @@ describe("npm run demo against wrangler dev", () => {
       env,
       timeoutMs: 60_000,
     });
-    const diagnostics = `stdout:\n${demo.stdout}\nstderr:\n${demo.stderr}\nwrangler:\n${e2e.stack.output()}`;
+    const diagnostics = `stdout:\n${demo.stdout}\nstderr:\n${demo.stderr}\nwrangler:\n${await e2e.stack.output()}`;
     expect(demo.timedOut, diagnostics).toBe(false);
     expect(demo.code, diagnostics).toBe(0);
 
@@ -91,11 +94,11 @@ describe("npm run demo against wrangler dev", () => {
     // one only the new function_call_output on top of the upstream's previous response; the
     // context the upstream resolves grows by one function_call + function_call_output pair per
     // turn (1, 3, 5, … 39 items).
-    const upstream = e2e.stack
-      .simulator!.recorder.list()
-      .filter((r) => r.path === "/v1/responses" && (r.body as Json).generate !== false);
+    const upstream = (await markedUpstream(e2e.stack.simulatorUrl, tag)).filter(
+      (r) => r.path === "/v1/responses",
+    );
     expect(upstream).toHaveLength(TURNS);
-    expect(upstream[0]?.rawText).toContain(tag);
+    expect(JSON.stringify(upstream[0]?.body)).toContain(tag);
     expect(upstream.map((r) => r.status)).toEqual(Array(TURNS).fill(200));
     expect(upstream.map((r) => r.contextItemCount)).toEqual(
       Array.from({ length: TURNS }, (_, n) => 1 + 2 * n),
@@ -105,7 +108,7 @@ describe("npm run demo against wrangler dev", () => {
     expect(upstream.slice(1).every((r) => r.previousResponseId !== null)).toBe(true);
     // Each request carries its turn's new item (the client's function_call_output).
     sentCallIds.forEach((callId, index) => {
-      expect(upstream[index + 1]?.rawText).toContain(callId);
+      expect(JSON.stringify(upstream[index + 1]?.body)).toContain(callId);
     });
   });
 });

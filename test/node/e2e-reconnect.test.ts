@@ -16,14 +16,14 @@ import type { ResponsesServerEvent } from "openai/resources/responses/responses"
 import { ResponsesWS, type ResponsesWSReconnectOptions } from "openai/resources/responses/ws";
 import { describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 
 /** The cut happens once the client has seen this `sequence_number` (an 800-token answer has ~200). */
 const CUT_AFTER = 20;
 /** Guard against a hang only (the run itself takes about a second): fail with diagnostics. */
 const RUN_GUARD_MS = 60_000;
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 /** An event as received, with the number of the socket (1 = before the cut) it arrived on. */
 interface Received {
@@ -44,15 +44,14 @@ function sequenceOf(event: ResponsesServerEvent): number | undefined {
 /** Resolves with `ws`'s events up to the first `response.completed`; rejects on any `error`. */
 function untilCompleted(ws: ResponsesWS, received: Received[], socketNumber: () => number): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const guard = setTimeout(
-      () =>
+    const guard = setTimeout(() => {
+      const got = JSON.stringify(received.map((r) => [r.socket, r.event.type, sequenceOf(r.event)]));
+      const fail = (wrangler: string) =>
         reject(
-          new Error(
-            `no response.completed within ${RUN_GUARD_MS} ms; got ${JSON.stringify(received.map((r) => [r.socket, r.event.type, sequenceOf(r.event)]))}\nwrangler:\n${e2e.stack.output()}`,
-          ),
-        ),
-      RUN_GUARD_MS,
-    );
+          new Error(`no response.completed within ${RUN_GUARD_MS} ms; got ${got}\nwrangler:\n${wrangler}`),
+        );
+      e2e.stack.output().then(fail, () => fail("(its output could not be read)"));
+    }, RUN_GUARD_MS);
     ws.on("event", (event) => {
       received.push({ socket: socketNumber(), event });
       if (event.type === "response.completed") {

@@ -5,7 +5,9 @@
  * `ResponsesWS` socket (the Agents SDK's WebSocket transport without `previousResponseId`). Against
  * `wrangler dev` and the simulator (`npm start`'s stack, WebSocket mode upstream by default), the
  * simulator's recorder shows Deltagate sending only the new items upstream after the first step,
- * and every response of the HTTP conversation coming from one session Durable Object.
+ * and every response of the HTTP conversation coming from one session Durable Object. The
+ * simulator is shared with other files: a test's upstream requests are those of its marked
+ * conversation (test/support/sim-recorder.ts).
  */
 import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
@@ -18,9 +20,10 @@ import { ResponsesWS } from "openai/resources/responses/ws";
 import { describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
 import { responseOwner } from "../../src/util/ids.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
+import { markedUpstream } from "../support/sim-recorder.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 const STEPS = 4;
 
 const tools = [
@@ -41,18 +44,10 @@ function toolOutputs(response: OpenAIResponse, step: number): ResponseInputItem[
   );
 }
 
-/** The simulator's generating requests since the recorder was cleared, in order. */
-function upstreamRequests() {
-  return e2e.stack
-    .simulator!.recorder.list()
-    .filter((r) => (r.body as { generate?: unknown } | null)?.generate !== false);
-}
-
 describe("the openai SDK resending everything through Deltagate", () => {
   it("over HTTP with no session: one Durable Object, only the new items upstream after the first step", async () => {
     const marker = `[resend-http:${randomUUID()}]`;
     const client = new OpenAI({ apiKey: LOCAL_DEV_KEY, baseURL: `${e2e.proxy.url}/v1`, maxRetries: 0 });
-    e2e.stack.simulator!.recorder.clear();
     const history: ResponseInputItem[] = [
       { role: "user", content: `${marker} list files with \`ls\` [sim:tools=${STEPS - 1}]` },
     ];
@@ -65,7 +60,7 @@ describe("the openai SDK resending everything through Deltagate", () => {
       history.push(...(response.output as unknown as ResponseInputItem[]), ...toolOutputs(response, step));
     }
     expect(new Set(responses.map((r) => responseOwner(r.id))).size).toBe(1);
-    const upstream = upstreamRequests();
+    const upstream = await markedUpstream(e2e.stack.simulatorUrl, marker);
     expect(upstream.map((r) => r.transport)).toEqual(Array(STEPS).fill("ws"));
     expect(upstream.map((r) => r.inputItemCount)).toEqual([1, ...Array(STEPS - 1).fill(1)]);
     expect(upstream.slice(1).every((r) => r.previousResponseId !== null)).toBe(true);
@@ -77,7 +72,6 @@ describe("the openai SDK resending everything through Deltagate", () => {
   it("over one ResponsesWS socket without previous_response_id: only the new items upstream", async () => {
     const marker = `[resend-ws:${randomUUID()}]`;
     const client = new OpenAI({ apiKey: LOCAL_DEV_KEY, baseURL: `${e2e.proxy.url}/v1`, maxRetries: 0 });
-    e2e.stack.simulator!.recorder.clear();
     const ws = new ResponsesWS(client);
     const completed: OpenAIResponse[] = [];
     let wake: () => void = () => {};
@@ -113,7 +107,7 @@ describe("the openai SDK resending everything through Deltagate", () => {
       ws.close();
     }
     expect(completed).toHaveLength(STEPS);
-    const upstream = upstreamRequests();
+    const upstream = await markedUpstream(e2e.stack.simulatorUrl, marker);
     expect(upstream.map((r) => r.inputItemCount)).toEqual([1, ...Array(STEPS - 1).fill(1)]);
     expect(upstream.slice(1).every((r) => r.previousResponseId !== null)).toBe(true);
   });

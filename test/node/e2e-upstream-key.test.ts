@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
 import { runProcess } from "../support/e2e-process.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 
 /** The deployment's key under `npm start` (scripts/local-stack.ts). */
 const DEPLOYMENT_KEY = "sim-key";
@@ -58,7 +58,7 @@ async function keySeen(key: string, chain: { last?: string } = {}): Promise<unkn
   });
   expect(turn.status, await turn.clone().text()).toBe(200);
   chain.last = ((await turn.json()) as { id: string }).id;
-  const url = `${stack.simulator?.url}/_sim/requests?contains=${encodeURIComponent(marker)}`;
+  const url = `${stack.simulatorUrl}/_sim/requests?contains=${encodeURIComponent(marker)}`;
   const { data } = (await (await fetch(url)).json()) as { data: { keyFingerprint: unknown }[] };
   expect(data).toHaveLength(1);
   return data[0]?.keyFingerprint;
@@ -86,6 +86,6 @@ describe("a tenant's own upstream key, end to end", () => {
       .poll(() => keySeen(key, chain), { timeout: 40_000, interval: 2_000 })
       .toBe(fingerprint(DEPLOYMENT_KEY));
     expect(Date.now() - removedAt).toBeLessThan(35_000); // the 30 s bound, plus a poll's slack
-    expect(e2e.stack.output()).not.toContain(own);
+    expect(await e2e.stack.output()).not.toContain(own);
   });
 });

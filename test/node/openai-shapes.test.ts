@@ -12,11 +12,11 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
 import { type ShapeSample, shapeErrors } from "../support/openai-shapes.ts";
 import { SseReader } from "../support/sse-reader.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 const MODEL = "deltagate-sim";
 const HEADERS = { authorization: `Bearer ${LOCAL_DEV_KEY}`, "content-type": "application/json" };
 const TOOL = {
@@ -189,7 +189,7 @@ describe("Deltagate's answers against the openai package's types", () => {
       type: "ResponseStreamEvent",
       value: ended.at(-1),
     });
-    await fetch(`${e2e.stack.simulator?.url}/_sim/release?hold=${hold}`, { method: "POST" });
+    await fetch(`${e2e.stack.simulatorUrl}/_sim/release?hold=${hold}`, { method: "POST" });
 
     // WebSocket: a warm-up (its zero usage), a turn, and a refused frame (`error` event).
     const frames = await wsFrames([

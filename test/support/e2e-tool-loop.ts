@@ -6,12 +6,13 @@
  * Each of those clients resends the whole conversation on every step (none chains with
  * `previous_response_id`); the recorder must show that, from the second model request on, only
  * the new item — the tool's `function_call_output`, or the user's next message — went upstream, on top of the upstream's
- * previous response, whose context holds the whole conversation.
+ * previous response, whose context holds the whole conversation. The simulator is shared with
+ * other files (e2e-stack.ts `useSharedStack`): a test finds its upstream requests by the marker of
+ * its prompt (sim-recorder.ts `markedUpstream`).
  */
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
-import type { RecordedRequest } from "../../simulator/recorder.ts";
-import type { ProxiedStack } from "./e2e-stack.ts";
+import { markedUpstream } from "./sim-recorder.ts";
 
 /** Tool rounds the simulator asks for: with the final answer, `TOOL_ROUNDS + 1` model requests. */
 export const TOOL_ROUNDS = 3;
@@ -19,9 +20,17 @@ export const TOOL_ROUNDS = 3;
 /** The command the simulator puts in every `exec_command` call (the prompt's backticked one). */
 export const COMMAND = "ls -la";
 
-/** A fresh user prompt (unique per test, so affinity never joins two tests' conversations). */
-export function toolLoopPrompt(label: string): string {
-  return `[${label}:${randomUUID()}] list the files with \`${COMMAND}\` [sim:tools=${TOOL_ROUNDS}]`;
+/** A marker no other test's requests carry: `[label:uuid]`. */
+export function uniqueMarker(label: string): string {
+  return `[${label}:${randomUUID()}]`;
+}
+
+/**
+ * A user prompt starting with `marker` (from `uniqueMarker`: unique per test, so affinity never
+ * joins two tests' conversations, and the test finds its upstream requests by it).
+ */
+export function toolLoopPrompt(marker: string): string {
+  return `${marker} list the files with \`${COMMAND}\` [sim:tools=${TOOL_ROUNDS}]`;
 }
 
 /** The tool's output for its `n`th call (1-based) with `cmd`. */
@@ -32,13 +41,6 @@ export function toolOutput(cmd: string, n: number): string {
 /** The simulator's final answer after the loop (simulator/answer-text.ts). */
 export function finalAnswer(): string {
   return `Done after ${TOOL_ROUNDS} tool call(s). Last output: ${toolOutput(COMMAND, TOOL_ROUNDS)}`;
-}
-
-/** The simulator's generating requests (warm-ups left out) since the recorder was cleared. */
-export function upstreamRequests(e2e: ProxiedStack): RecordedRequest[] {
-  return e2e.stack
-    .simulator!.recorder.list()
-    .filter((r) => (r.body as { generate?: unknown } | null)?.generate !== false);
 }
 
 /** A client's `fetch` that records every JSON request body it sends (the client's own view). */
@@ -91,12 +93,14 @@ export function toolLoopSteps(itemsPerRound = 2, before = 0): UpstreamStep[] {
  * Asserts the recorder shows a transparent delta on every step after the first: the first
  * request carries the user's message alone, every later one only its new item as a
  * `previous_response_id` turn whose upstream context is the whole conversation.
+ * @param marker the test's prompt marker: its conversation's upstream requests are the ones asserted.
  */
-export function expectDeltaUpstream(
-  e2e: ProxiedStack,
+export async function expectDeltaUpstream(
+  simulatorUrl: string,
+  marker: string,
   steps: readonly UpstreamStep[] = toolLoopSteps(),
-): void {
-  const upstream = upstreamRequests(e2e);
+): Promise<void> {
+  const upstream = await markedUpstream(simulatorUrl, marker);
   const diagnostics = JSON.stringify(
     upstream.map((r) => ({
       transport: r.transport,

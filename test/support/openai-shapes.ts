@@ -106,6 +106,13 @@ export function shapesSource(samples: readonly ShapeSample[]): string {
 }
 
 /**
+ * The parsed library files (TypeScript's `lib.*.d.ts`, the `openai` package's declarations), kept
+ * for the next check: they do not change within a run, and parsing them again was most of a
+ * check's time. Only the generated source is new each time.
+ */
+const LIBRARY_FILES = new Map<string, ts.SourceFile>();
+
+/**
  * The type errors of `samples`, each naming its sample, or `[]` when every one is an instance of
  * its type.
  */
@@ -117,8 +124,14 @@ export function shapeErrors(samples: readonly ShapeSample[]): string[] {
   const get = host.getSourceFile.bind(host);
   host.readFile = (name) => (name === SOURCE ? source : read(name));
   host.fileExists = (name) => name === SOURCE || exists(name);
-  host.getSourceFile = (name, language, ...rest) =>
-    name === SOURCE ? ts.createSourceFile(name, source, language) : get(name, language, ...rest);
+  host.getSourceFile = (name, language, ...rest) => {
+    if (name === SOURCE) return ts.createSourceFile(name, source, language);
+    const known = LIBRARY_FILES.get(name);
+    if (known) return known;
+    const parsed = get(name, language, ...rest);
+    if (parsed) LIBRARY_FILES.set(name, parsed);
+    return parsed;
+  };
   host.getCurrentDirectory = () => dirname(SOURCE);
   const program = ts.createProgram([SOURCE], OPTIONS, host);
   const file = program.getSourceFile(SOURCE);
