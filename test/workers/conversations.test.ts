@@ -354,6 +354,24 @@ describe("Conversations API", () => {
     ws.close();
   });
 
+  it("compact has no conversation parameter, as OpenAI's: 400 unknown_parameter, nothing run", async () => {
+    const conversation = await sdkClient(KEY_A).conversations.create({ items: [user("remember slate")] });
+    for (const value of [conversation.id, { id: conversation.id }, "conv_nope"]) {
+      const res = await workerFetch("/v1/responses/compact", {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY_A}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "deltagate-sim", input: "hello", conversation: value }),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: unknown }).error).toEqual({
+        type: "invalid_request_error",
+        code: "unknown_parameter",
+        message: "Unknown parameter: 'conversation'.",
+        param: "conversation",
+      });
+    }
+  });
+
   it("a client secret creates conversations in its own session and reaches no other session's", async () => {
     const mine = sdkClient((await mintSecret()).value);
     const own = await mine.conversations.create({ items: [user("mine")] });
