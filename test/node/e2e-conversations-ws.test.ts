@@ -2,7 +2,8 @@
  * Conversations end to end with the real `openai` SDK against the local stack `npm start` runs
  * (`wrangler dev` + the reference simulator as a Responses WebSocket upstream; docs/conversations.md):
  * a conversation created over HTTP (`client.conversations.create`), continued with `response.create`
- * frames naming it over `ResponsesWS`, then listed with `client.conversations.items.list` in pages of
+ * frames naming it over `ResponsesWS` — on a socket of its session, then on one of another session
+ * (relayed to the conversation's) — then listed with `client.conversations.items.list` in pages of
  * two — each turn's input and output, in order — while the simulator's recorder shows the later
  * turns went upstream as deltas (only their new item).
  */
@@ -92,11 +93,17 @@ describe("a conversation over ResponsesWS, with the openai SDK against wrangler 
     });
     expect(conversation.id).toMatch(/^conv_/);
 
-    // A socket on the session that holds the conversation (docs/conversations.md "WebSocket").
-    const ws = new ResponsesWS(sdk, { headers: { "session-id": session } });
+    // Two turns on a socket of the session that holds the conversation, the third on a socket of
+    // another session, relayed to the conversation's (docs/conversations.md "WebSocket").
+    const home = new ResponsesWS(sdk, { headers: { "session-id": session } });
+    const away = new ResponsesWS(client());
     const responses: Array<{ id: string; output: Array<{ id: string; type: string }> }> = [];
     try {
-      for (const word of ["one", "two", "three"]) {
+      for (const [word, ws] of [
+        ["one", home],
+        ["two", home],
+        ["three", away],
+      ] as const) {
         const events = await turn(ws, {
           type: "response.create",
           model: MODEL,
@@ -113,7 +120,8 @@ describe("a conversation over ResponsesWS, with the openai SDK against wrangler 
         responses.push(done.response as unknown as (typeof responses)[number]);
       }
     } finally {
-      ws.close();
+      home.close();
+      away.close();
     }
 
     // Pages of two, oldest first: the context, then each turn's input and its output, in order.
