@@ -20,10 +20,13 @@ const input = z.union([z.string(), z.array(inputItem)]).nullish();
  * otherwise route the request to the conversation's session and compact without its items.
  * Source: https://developers.openai.com/api/reference/typescript/resources/beta/subresources/responses/methods/compact
  */
-const noConversation = z.unknown().superRefine((value, ctx) => {
-  if (value !== undefined)
-    ctx.addIssue(openAIIssue("Unknown parameter: 'conversation'.", "unknown_parameter"));
-});
+const noConversation = z
+  .unknown()
+  .optional()
+  .superRefine((value, ctx) => {
+    if (value !== undefined)
+      ctx.addIssue(openAIIssue("Unknown parameter: 'conversation'.", "unknown_parameter"));
+  });
 
 /** `POST /v1/responses/compact`: `model` is required (400 without it); no `conversation`. */
 export const compactRequest = z.looseObject({
