@@ -348,14 +348,14 @@ export class WebSocketTransport {
     bytes: number,
     track: (p: Promise<unknown>) => void,
   ): void {
+    const relay = this.relay;
+    if (!relay) return;
     const streamId = request.stream_id;
     const full = conn.lanes.admit(streamId, bytes);
     if (full) {
       this.sendError(conn, full, streamId);
       return;
     }
-    const relay = this.relay;
-    if (!relay) return;
     conn.lanes.enqueue(
       streamId,
       () => {
@@ -367,8 +367,7 @@ export class WebSocketTransport {
             conn.lastDoneAt = new TurnTimer().clock();
           },
           (error: unknown) => {
-            const ids = this.idsOf(conn, [target.conversation]);
-            const where = failureLabel("relayed turn failed", ids, this.redactor);
+            const where = failureLabel("relayed turn failed", this.idsOf(conn), this.redactor);
             if (!conn.closed.signal.aborted)
               this.sendError(conn, asApiError(error, where, this.redactor), streamId);
           },
