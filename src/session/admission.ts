@@ -29,6 +29,7 @@ import { bindingRefusal } from "../auth/secret-binding.ts";
 import type { TurnReservation } from "../engine/turn-engine.ts";
 import type { ApiError } from "../protocol/errors.ts";
 import { countSecretTurn, refundSecretTurn } from "../store/secret-turns.ts";
+import { limitsUnavailable } from "../tenancy/limit-errors.ts";
 import type { SessionTenancy } from "../tenancy/session-tenancy.ts";
 import { ENV_KEY_ID, type Tenant } from "../tenancy/tenant.ts";
 import type { TenantGate } from "../tenancy/tenant-gate.ts";
@@ -55,7 +56,7 @@ export interface AdmissionRequest {
   maxOutputTokens?: number | null | undefined;
   /** The client secret's binding, when a secret made the call. */
   binding: SecretTurnBinding | null;
-  /** The caller's tenant snapshot, when the Worker sent one with the call (HTTP). */
+  /** The caller's tenant snapshot, when the Worker sent one with the call (HTTP, not a relayed turn). */
   tenant?: Tenant | undefined;
   /** The key that made the call (the snapshot's, or the socket's attachment's); absent: `env`. */
   keyId?: string | undefined;
@@ -156,10 +157,18 @@ export class Admission {
       return { model: verdict.model, keyId, reservation, release };
     };
     // Out of the session's lease: now when it covers the call, else after one sync (tenant-gate.ts).
-    return whenSettled(
-      tenancy.gate.admit(model, bytes, () => this.estimate(request)),
-      settle,
-    );
+    const gate = () =>
+      whenSettled(
+        tenancy.gate.admit(model, bytes, () => this.estimate(request)),
+        settle,
+      );
+    // No snapshot came with the call (a socket's create, or one another session relayed here:
+    // conversation-relay.ts) and the session has no view of its tenant yet (woken from
+    // hibernation, or reached only by such calls): one sync first, so its models and limits apply.
+    // The tenant unreachable, it fails closed (503 `tenant_limits_unavailable`), as the gate does.
+    if (request.tenant || tenancy.gate.knowsTenant()) return gate();
+    const known = () => (tenancy.gate.knowsTenant() ? gate() : settle({ error: limitsUnavailable() }));
+    return tenancy.gate.flush().then(known, known);
   }
 
   /**

@@ -77,8 +77,17 @@ export interface CreateOptions {
   binding?: SecretTurnBinding;
   /** False when the client turned `keepalive` events off (`x-deltagate-keepalive: 0`, client-options.ts). */
   keepalive?: boolean;
-  /** The caller's tenant snapshot (src/tenancy/tenant.ts) and the request's size, for its limits and usage. */
-  tenancy?: { tenant: Tenant; bytes: number };
+  /**
+   * The caller's tenant snapshot (src/tenancy/tenant.ts) and the request's size, for its limits and
+   * usage. No snapshot rides with a turn another session relayed (conversation-relay.ts): the
+   * session admits it with its own view of its tenant (admission.ts).
+   */
+  tenancy?: { tenant?: Tenant; bytes: number };
+  /**
+   * The key of the socket whose `response.create` another session of the tenant relayed here
+   * (conversation-relay.ts): the call is admitted and metered under it.
+   */
+  relayedKeyId?: string;
 }
 
 /** What the Worker knows about a `POST /v1/responses/compact` or `…/input_tokens` besides its body. */

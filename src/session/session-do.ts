@@ -76,6 +76,18 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       scheduleAlarm: () => this.scheduleAlarm(),
       exportFrom: (owner, id, tenant, importer) =>
         env.SESSIONS.get(env.SESSIONS.idFromString(owner)).exportResponse(id, tenant, importer),
+      // The owner of a conversation a socket's create names (conversation-relay.ts): the RPC
+      // method the Worker calls for `POST /v1/responses` with `conversation`.
+      relayCreate: (owner, tenant, request, options) => {
+        let id: DurableObjectId;
+        try {
+          id = env.SESSIONS.idFromString(owner);
+        } catch {
+          return null; // well-formed but not an id of this namespace
+        }
+        const answer: Promise<unknown> = env.SESSIONS.get(id).createResponse(tenant, request, options);
+        return answer as Promise<Response>; // an RPC Response, streamed body included
+      },
     });
     this.config = this.parts.config;
     this.alarmClock = new AlarmClock(ctx.storage);
@@ -104,7 +116,11 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
     );
   }
 
-  /** RPC, `POST /v1/responses` (validated by the Worker): admitted (admission.ts), then runs a turn. */
+  /**
+   * RPC, `POST /v1/responses` (validated by the Worker), or a socket's create of a conversation
+   * this session holds, relayed by the socket's session (conversation-relay.ts): admitted
+   * (admission.ts), then runs a turn.
+   */
   createResponse(tenant: string, request: CreateRequest, options: CreateOptions = {}): Promise<Response> {
     const parent = request.previous_response_id;
     // Another tenant's conversation (its id names this object) is not found, as on its routes.
@@ -113,7 +129,8 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       conversation ? conversationNotFound(conversation, "conversation") : foreignTenantError(parent);
     return this.serve(tenant, "claim", denied, [parent], () =>
       this.parts.http.create(request, tenant, options, () =>
-        this.admit("turn", request, options, request.max_output_tokens),
+        // A relayed `generate: false` warm-up generates nothing (its reservation, as over WebSocket).
+        this.admit("turn", request, options, request.generate === false ? 0 : request.max_output_tokens),
       ),
     );
   }
@@ -163,7 +180,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
   private admit(
     kind: "turn" | "count",
     request: { model?: string | null | undefined; previous_response_id?: string | null | undefined },
-    options: UnaryOptions,
+    options: UnaryOptions & Pick<CreateOptions, "relayedKeyId">,
     maxOutputTokens?: number | null,
   ) {
     const { bytes = 0, tenant } = options.tenancy ?? {};
@@ -175,6 +192,7 @@ export class SessionDurableObject extends DurableObject<SessionEnv> {
       maxOutputTokens,
       binding: options.binding ?? null,
       tenant,
+      keyId: options.relayedKeyId,
     });
   }
 

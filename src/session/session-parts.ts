@@ -31,6 +31,7 @@ import { createAdapter, UpstreamRouter } from "../upstream/router.ts";
 import { Admission } from "./admission.ts";
 import { compactionServices } from "./compaction-services.ts";
 import { attachmentOf, ConnectionRegistry } from "./connection.ts";
+import { ConversationRelay, type RelayCreate } from "./conversation-relay.ts";
 import { ConversationsHttp } from "./conversations-http.ts";
 import { logFailure } from "./failure-log.ts";
 import { HttpTransport } from "./http-transport.ts";
@@ -88,6 +89,8 @@ export interface SessionHooks {
   scheduleAlarm(): Promise<void>;
   /** Asks another session Durable Object for an export (transfer.ts `TransferDeps.exportFrom`). */
   exportFrom: TransferDeps["exportFrom"];
+  /** `createResponse` of another session of the namespace (conversation-relay.ts). */
+  relayCreate: RelayCreate;
 }
 
 /** Builds the modules of the session Durable Object with state `ctx`. */
@@ -211,6 +214,7 @@ export function composeSession(ctx: DurableObjectState, env: TenancyEnv, hooks: 
         binding: conn.attachment.binding ?? null,
         keyId: conn.attachment.keyId,
       }),
+    relay: new ConversationRelay(objectId, hooks.relayCreate),
   });
   const http = new HttpTransport({ ...shared, objectId, track: (promise) => ctx.waitUntil(promise) });
   const compaction = new CompactEndpoints({

@@ -20,6 +20,9 @@
  * - on a socket opened with a client secret, a `response.create` outside its binding (another
  *   session's `previous_response_id`, a model or size it does not allow, no turn left) gets an
  *   `error` event and nothing is stored (admission.ts);
+ * - a `response.create` naming a conversation another session of the tenant holds, on a socket
+ *   opened with a tenant key, is relayed in its lane's order to that session, which admits and
+ *   runs it (conversation-relay.ts): it is not admitted here;
  * - a turn's scope carries the key the socket was opened with (the usage ledger's key);
  * - a create whose invocation is sampled runs in its turn's span (src/pipeline/turn-trace.ts),
  *   admission included, ended after its terminal event or where it ends without running.
@@ -43,6 +46,7 @@ import type { SecretRedactor } from "../secrets/redactor.ts";
 import type { ConversationStore } from "../store/conversation-store.ts";
 import { type AdmissionVerdict, type Admitted, whenSettled } from "./admission.ts";
 import { attachmentOf, type Connection } from "./connection.ts";
+import type { ConversationRelay, RelayTarget } from "./conversation-relay.ts";
 import { type FailureIds, failureLabel } from "./failure-log.ts";
 import { maySee, type VisibilitySettings } from "./visibility.ts";
 
@@ -134,6 +138,11 @@ export interface WebSocketTransportDeps {
     request: CreateRequest,
     bytes: number,
   ): AdmissionVerdict | Promise<AdmissionVerdict>;
+  /**
+   * Relays a create of a conversation another session of the tenant holds to that session
+   * (conversation-relay.ts); absent: every create runs here.
+   */
+  relay?: ConversationRelay;
   /** The runtime's tracer (src/pipeline/turn-trace.ts), null where it has none: a sampled turn's spans. */
   tracer?: Tracer | null;
   /** A model's `gen_ai.provider.name` (turn-trace.ts `genAiProvider` of its route), on a sampled turn's span. */
@@ -154,9 +163,11 @@ export class WebSocketTransport {
   private readonly admit: WebSocketTransportDeps["admit"];
   private readonly tracer: Tracer | null;
   private readonly providerOf: (model: string) => string;
+  private readonly relay: ConversationRelay | null;
 
   constructor(deps: WebSocketTransportDeps) {
     this.admit = deps.admit;
+    this.relay = deps.relay ?? null;
     this.tracer = deps.tracer ?? null;
     this.providerOf = deps.providerOf ?? (() => genAiProvider(null));
     this.engine = deps.engine;
@@ -259,6 +270,12 @@ export class WebSocketTransport {
       this.sendError(conn, backgroundOverWebSocket(), request.stream_id);
       return;
     }
+    // A conversation another session holds: its turn runs there (conversation-relay.ts).
+    const target = this.relay?.targetOf(conn, request) ?? null;
+    if (target) {
+      this.queueRelay(conn, target, request, bytes, track);
+      return;
+    }
     if (!sampled(this.tracer)) {
       this.admitAndQueue(conn, request, bytes, track, timer);
       return;
@@ -315,6 +332,49 @@ export class WebSocketTransport {
         Promise.resolve(
           whenSettled(verdict, (admitted) => admitted && this.run(conn, request, admitted, track, timer)),
         ),
+      bytes,
+    );
+  }
+
+  /**
+   * A create of a conversation another session holds: room on its lane first, then relayed in its
+   * lane's order (conversation-relay.ts). Not admitted here: the session that runs it admits and
+   * meters it, once, under the socket's key; it also traces and logs it.
+   */
+  private queueRelay(
+    conn: Connection,
+    target: RelayTarget,
+    request: CreateRequest,
+    bytes: number,
+    track: (p: Promise<unknown>) => void,
+  ): void {
+    const relay = this.relay;
+    if (!relay) return;
+    const streamId = request.stream_id;
+    const full = conn.lanes.admit(streamId, bytes);
+    if (full) {
+      this.sendError(conn, full, streamId);
+      return;
+    }
+    conn.lanes.enqueue(
+      streamId,
+      () => {
+        // Still queued when its socket closed: never started, nothing asked of the other session.
+        if (conn.closed.signal.aborted) return Promise.resolve();
+        const sink = laneSink(conn, streamId);
+        const run = relay.run(conn, target, request, bytes, sink, conn.closed.signal).then(
+          () => {
+            conn.lastDoneAt = new TurnTimer().clock();
+          },
+          (error: unknown) => {
+            const where = failureLabel("relayed turn failed", this.idsOf(conn), this.redactor);
+            if (!conn.closed.signal.aborted)
+              this.sendError(conn, asApiError(error, where, this.redactor), streamId);
+          },
+        );
+        track(run);
+        return run;
+      },
       bytes,
     );
   }

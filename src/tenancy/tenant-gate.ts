@@ -109,6 +109,8 @@ export class TenantGate {
   private readonly envSafety: ReadonlyMap<string, PolicyOverride>;
   private limits: TenantLimits | null = null;
   private settings: TenantSettings = {};
+  /** A snapshot or a sync's reply told this session its tenant's limits and settings. */
+  private viewed = false;
   /** What this session may still admit without asking (expired: holds nothing). */
   private lease: Lease = { ...NOTHING, minute: -1, day: "", expiresAt: 0 };
   /** Reservations of turns admitted here and not finished yet. */
@@ -139,6 +141,16 @@ export class TenantGate {
   /** Takes the Worker's snapshot of the tenant (fresh from its key cache) until the next sync. */
   observe(tenant: Tenant): void {
     this.apply(tenant.id, tenant.limits, tenant.settings);
+  }
+
+  /**
+   * Whether this session knows its tenant's models and limits (a Worker snapshot or a sync told
+   * it; always with no control plane to ask): a call admitted without a snapshot in a session
+   * that does not — woken from hibernation, or reached only by calls that carry none — syncs
+   * first (src/session/admission.ts).
+   */
+  knowsTenant(): boolean {
+    return this.viewed || !this.deps.tenants;
   }
 
   /**
@@ -287,6 +299,7 @@ export class TenantGate {
       return; // the alarm retries (session-do.ts); an admission that waited fails closed
     }
     this.reachable = true;
+    this.viewed = true;
     this.deps.outbox.ack(reply.applied);
     this.sending = new Map();
     this.renew(reply, report, sent, now);
@@ -328,6 +341,7 @@ export class TenantGate {
   }
 
   private apply(tenant: string, limits: TenantLimits, settings: TenantSettings): void {
+    this.viewed = true;
     this.limits = limits;
     this.settings = settings;
     const envPolicy = this.envSafety.get(tenant);

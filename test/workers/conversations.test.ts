@@ -6,7 +6,8 @@
  * and output are appended, the Response names the conversation, and its turns go upstream as
  * deltas on the warm upstream WebSocket (the simulator's recorder); two turns at once are
  * serialized; `previous_response_id` with `conversation` is a 400; another tenant's conversation
- * id is not found on any route.
+ * id is not found on any route. A socket of another session continuing a conversation:
+ * conversations-relay.test.ts.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -345,13 +346,22 @@ describe("Conversations API", () => {
     );
   });
 
-  it("over a socket, a conversation held by another session is not found (an error event, nothing run)", async () => {
-    const conversation = await sdkClient(KEY_A).conversations.create({});
-    const ws = await connect({ session: uniqueSession("conv-ws-elsewhere") });
-    ws.send({ type: "response.create", model: "sim-ws", input: "x", conversation: conversation.id });
-    const [error] = await ws.turn(0);
-    expect(error).toMatchObject({ type: "error", status: 404, error: { param: "conversation" } });
-    ws.close();
+  it("compact has no conversation parameter, as OpenAI's: 400 unknown_parameter, nothing run", async () => {
+    const conversation = await sdkClient(KEY_A).conversations.create({ items: [user("remember slate")] });
+    for (const value of [conversation.id, { id: conversation.id }, "conv_nope"]) {
+      const res = await workerFetch("/v1/responses/compact", {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY_A}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "deltagate-sim", input: "hello", conversation: value }),
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: unknown }).error).toEqual({
+        type: "invalid_request_error",
+        code: "unknown_parameter",
+        message: "Unknown parameter: 'conversation'.",
+        param: "conversation",
+      });
+    }
   });
 
   it("a client secret creates conversations in its own session and reaches no other session's", async () => {
