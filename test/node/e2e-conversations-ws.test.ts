@@ -12,9 +12,10 @@ import type { ResponsesServerEvent } from "openai/resources/responses/responses"
 import { ResponsesWS } from "openai/resources/responses/ws";
 import { describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
-import { useProxiedStack } from "../support/e2e-stack.ts";
+import { useSharedStack } from "../support/e2e-stack.ts";
+import { simRequests } from "../support/sim-recorder.ts";
 
-const e2e = useProxiedStack();
+const e2e = useSharedStack();
 const MODEL = "deltagate-sim";
 
 /** What the simulator's recorder keeps of one upstream request (`/_sim/requests`). */
@@ -55,8 +56,7 @@ function turn(ws: ResponsesWS, create: Parameters<ResponsesWS["send"]>[0]): Prom
 
 /** The upstream requests whose body contains `marker`, in arrival order. */
 async function recorded(marker: string): Promise<Recorded[]> {
-  const url = `${e2e.stack.simulator?.url}/_sim/requests?contains=${encodeURIComponent(marker)}`;
-  return ((await (await fetch(url)).json()) as { data: Recorded[] }).data;
+  return simRequests(e2e.stack.simulatorUrl, marker);
 }
 
 /** Every item of a conversation, oldest first, fetched page by page (`limit` items a page). */
