@@ -17,7 +17,7 @@ import { runProcess } from "../support/e2e-process.ts";
 
 const resultsDir = mkdtempSync(join(tmpdir(), "deltagate-bench-tenancy-"));
 const FRAMES = 500;
-/** The run: the stack's start, two 1 s tenant phases, seven flood phases of at least 1 s each. */
+/** The run: the stack's start, two 1 s tenant phases, seven flood phases of at least 3 s each. */
 const RUN_MS = 240_000;
 
 afterAll(() => rmSync(resultsDir, { recursive: true, force: true }));
