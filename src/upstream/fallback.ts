@@ -101,7 +101,9 @@ export class FallbackUpstream implements Upstream {
    *   `signal` is aborted.
    */
   async open(request: UpstreamRequest, signal: AbortSignal): Promise<UpstreamStream> {
-    let last: unknown = new UpstreamError(502, "upstream_unavailable", "No upstream route is configured.");
+    // Built only when every route failed: an Error captures a stack, which showed in the runtime's
+    // profile when it was built for every turn (issue #27).
+    let last: unknown = null;
     let waited = 0;
     for (const [index, route] of this.routes.entries()) {
       if (index > 0 && route.upstream.refusal?.(request.settings)) continue;
@@ -121,7 +123,7 @@ export class FallbackUpstream implements Upstream {
         }
       }
     }
-    throw last;
+    throw last ?? new UpstreamError(502, "upstream_unavailable", "No upstream route is configured.");
   }
 
   /**
