@@ -15,6 +15,7 @@ import { describe, expect, inject, it } from "vitest";
 import { conversationOwner, responseOwner } from "../../src/util/ids.ts";
 import { admin, tenantWithKey } from "../support/admin.ts";
 import { mintSecret } from "../support/client-secrets.ts";
+import { allItems, recorded, user } from "../support/conversation-helpers.ts";
 import { sdkClient } from "../support/sdk-client.ts";
 import {
   connect,
@@ -26,27 +27,6 @@ import {
   validateWithSdk,
   workerFetch,
 } from "../support/ws-client.ts";
-
-type Item = Record<string, unknown>;
-interface Recorded {
-  transport: string;
-  inputItemCount: number | null;
-  contextItemCount: number | null;
-}
-
-const recorded = async (marker: string) =>
-  (await simulatorRequests(inject("simulatorUrl"), marker)) as unknown as Recorded[];
-
-const user = (text: string) => ({ type: "message" as const, role: "user" as const, content: text });
-
-/** Every item of a conversation, oldest first. */
-async function allItems(client: OpenAI, id: string): Promise<Item[]> {
-  const items: Item[] = [];
-  for await (const item of client.conversations.items.list(id, { limit: 100, order: "asc" })) {
-    items.push(item as unknown as Item);
-  }
-  return items;
-}
 
 /** The user messages' texts of a conversation, oldest first. */
 async function userTexts(client: OpenAI, id: string): Promise<string[]> {

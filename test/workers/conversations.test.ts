@@ -12,40 +12,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import OpenAI from "openai";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { conversationOwner } from "../../src/util/ids.ts";
 import { mintSecret } from "../support/client-secrets.ts";
+import { allItems, recorded, user } from "../support/conversation-helpers.ts";
 import { sdkClient } from "../support/sdk-client.ts";
-import {
-  connect,
-  KEY_A,
-  KEY_B,
-  simulatorRequests,
-  uniqueSession,
-  validateWithSdk,
-  workerFetch,
-} from "../support/ws-client.ts";
-
-type Item = Record<string, unknown>;
-interface Recorded {
-  transport: string;
-  inputItemCount: number | null;
-  contextItemCount: number | null;
-}
-
-const recorded = async (marker: string) =>
-  (await simulatorRequests(inject("simulatorUrl"), marker)) as unknown as Recorded[];
-
-const user = (text: string) => ({ type: "message" as const, role: "user" as const, content: text });
-
-/** Every item of a conversation, oldest first, through the SDK's auto-pagination in pages of `limit`. */
-async function allItems(client: OpenAI, id: string, limit: number): Promise<Item[]> {
-  const items: Item[] = [];
-  for await (const item of client.conversations.items.list(id, { limit, order: "asc" })) {
-    items.push(item as unknown as Item);
-  }
-  return items;
-}
+import { connect, KEY_A, KEY_B, uniqueSession, validateWithSdk, workerFetch } from "../support/ws-client.ts";
 
 /** The session Durable Object a conversation id names. */
 function sessionOf(conversationId: string) {
