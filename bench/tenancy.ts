@@ -17,7 +17,7 @@
  *   against the same session alone — one row per shape of frame (issue #23: default-lane creates,
  *   `stream_id` creates, creates whose `type` is not first, unknown event types) at the runtime,
  *   and the default-lane flood through the proxy.
- * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=1 BENCH_FLOOD_FRAMES=500`
+ * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=3 BENCH_FLOOD_FRAMES=500`
  * is the smoke run; `BENCH_PHASES=flood` (or `tenants`) runs one half. `BENCH_ROUNDS` (default 2)
  * repeats both comparisons, their sides interleaved, so the rounds' spread shows the run's noise.
  * Results are printed as a table and written to bench/results/tenancy-latest.json (the folder:

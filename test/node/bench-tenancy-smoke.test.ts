@@ -1,5 +1,5 @@
 /**
- * `npm run bench:tenancy` works end to end in a tiny configuration (1 s phases, one round, a
+ * `npm run bench:tenancy` works end to end in a tiny configuration (3 s phases, one round, a
  * 500-frame flood, a noisy tenant limited to 10 turns a minute): the stack really starts, the
  * sockets reach the runtime past wrangler dev's proxy (scripts/runtime-origin.ts) and through it,
  * the flooder runs in its own process, once per shape of frame. It asserts the shape and the
@@ -17,7 +17,7 @@ import { runProcess } from "../support/e2e-process.ts";
 
 const resultsDir = mkdtempSync(join(tmpdir(), "deltagate-bench-tenancy-"));
 const FRAMES = 500;
-/** The run: the stack's start, two 1 s tenant phases, seven flood phases of at least 3 s each. */
+/** The run: the stack's start, two 3 s tenant phases, seven flood phases of at least 3 s each. */
 const RUN_MS = 240_000;
 
 afterAll(() => rmSync(resultsDir, { recursive: true, force: true }));
@@ -37,7 +37,7 @@ describe("npm run bench:tenancy (tiny configuration)", () => {
         Object.entries(process.env).filter(([name]) => !name.startsWith("BENCH_")),
       );
       Object.assign(env, {
-        BENCH_SECONDS: "1",
+        BENCH_SECONDS: "3",
         BENCH_ROUNDS: "1",
         BENCH_FLOOD_FRAMES: String(FRAMES),
         BENCH_NOISY_LIMIT: "10",
