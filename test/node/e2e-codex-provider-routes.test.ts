@@ -14,12 +14,12 @@
  * and the new prompt (a stateless provider is sent the whole context; its prompt cache is what
  * saves the prefill: docs/anthropic.md).
  */
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { type CodexRun, runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
 import { useProxiedStack } from "../support/e2e-stack.ts";
+import { testId } from "../support/test-id.ts";
 
 type Json = Record<string, unknown>;
 
@@ -74,7 +74,7 @@ describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provide
   });
 
   it("runs a real shell tool call with Codex's namespace tool served and web_search left out", async () => {
-    const proof = `hello-from-${provider.provider}-route-${randomUUID()}`;
+    const proof = `hello-from-${provider.provider}-route-${testId()}`;
     const run = await runCodexExec({
       baseUrl: `${e2e.proxy.url}/v1`,
       prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back.`,

@@ -12,12 +12,12 @@
  * Each turn's upstream stays silent for a while first (`delay_ms`, a long prefill) while the stack
  * sends keepalives every 300 ms: Codex takes the `keepalive` frames in stride.
  */
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCodexExec, WEBSOCKET_FALLBACK_TEXT } from "../support/e2e-codex.ts";
 import { useProxiedStack } from "../support/e2e-stack.ts";
+import { testId } from "../support/test-id.ts";
 
 type Json = Record<string, unknown>;
 
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 describe("codex exec against wrangler dev", () => {
   it("runs a real shell tool call over the WebSocket, chained turn by turn, without falling back to HTTP", async () => {
-    const proof = `hello-from-deltagate-${randomUUID()}`;
+    const proof = `hello-from-deltagate-${testId()}`;
     const run = await runCodexExec({
       baseUrl: `${e2e.proxy.url}/v1`,
       prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back. [sim:delay_ms=1000]`,

@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
 import { useSharedStack } from "../support/e2e-stack.ts";
 import { simRequests } from "../support/sim-recorder.ts";
+import { testId } from "../support/test-id.ts";
 
 const e2e = useSharedStack();
 const MODEL = "deltagate-sim";
@@ -84,8 +85,8 @@ async function pages(sdk: OpenAI, id: string, limit: number) {
 
 describe("a conversation over ResponsesWS, with the openai SDK against wrangler dev", () => {
   it("created over HTTP, continued by response.create frames, listed in pages; later turns go upstream as deltas", async () => {
-    const marker = `conv-e2e-${crypto.randomUUID()}`;
-    const session = `conv-e2e-${crypto.randomUUID()}`;
+    const marker = `conv-e2e-${testId()}`;
+    const session = `conv-e2e-${testId()}`;
     const sdk = client({ "session-id": session });
     const conversation = await sdk.conversations.create({
       items: [{ type: "message", role: "user", content: `${marker} context` }],

@@ -10,7 +10,6 @@
  * other files: the demo's upstream requests are those of the conversation its tag starts
  * (test/support/sim-recorder.ts).
  */
-import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
@@ -18,6 +17,7 @@ import { runProcess } from "../support/e2e-process.ts";
 import type { ProxiedFrame } from "../support/e2e-proxy.ts";
 import { useSharedStack } from "../support/e2e-stack.ts";
 import { markedUpstream } from "../support/sim-recorder.ts";
+import { testId } from "../support/test-id.ts";
 
 const TURNS = 20;
 
@@ -32,7 +32,7 @@ function objectOf(frame: ProxiedFrame): Json {
 
 describe("npm run demo against wrangler dev", () => {
   it("runs 20 chained turns on one WebSocket: the client and Deltagate send only new items, the context grows", async () => {
-    const tag = `[demo-e2e:${randomUUID()}]`;
+    const tag = `[demo-e2e:${testId()}]`;
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       DELTAGATE_URL: `${e2e.proxy.url}/v1`,

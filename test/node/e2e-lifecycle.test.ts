@@ -20,6 +20,7 @@ import { ResponsesWS } from "openai/resources/responses/ws";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY, type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
 import { type RunningSimulator, startSimulator } from "../../simulator/server.ts";
+import { testId } from "../support/test-id.ts";
 
 const MODEL = "deltagate-sim";
 /** Keepalive interval of the stack under test, in ms. */
@@ -105,7 +106,7 @@ describe("a response's lifecycle against wrangler dev", () => {
     const [stack] = stacks;
     const silent = `think first [sim:delay_ms=${KEEPALIVE_MS * 4}] [sim:tokens=8]`;
     const ws = new ResponsesWS(client(stack!), {
-      headers: { "session-id": `keepalive-${crypto.randomUUID()}` },
+      headers: { "session-id": `keepalive-${testId()}` },
     });
     const seen: Array<{ type: string; stream_id?: string }> = [];
     const errors: unknown[] = [];

@@ -9,7 +9,6 @@
  * its client is gone, and the resumed socket delivers exactly the remaining events (contiguous
  * sequence numbers, no duplicate), so the final text equals an uncut run of the same input.
  */
-import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import { ResponseStream } from "openai/lib/responses/ResponseStream";
 import type { ResponsesServerEvent } from "openai/resources/responses/responses";
@@ -17,6 +16,7 @@ import { ResponsesWS, type ResponsesWSReconnectOptions } from "openai/resources/
 import { describe, expect, it } from "vitest";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
 import { useSharedStack } from "../support/e2e-stack.ts";
+import { testId } from "../support/test-id.ts";
 
 /** The cut happens once the client has seen this `sequence_number` (an 800-token answer has ~200). */
 const CUT_AFTER = 20;
@@ -86,7 +86,7 @@ async function sdkFinalText(events: readonly ResponsesServerEvent[]): Promise<st
 
 /** One uncut `store: true` run of `input` on its own socket and session: its events. */
 async function uncutRun(input: string): Promise<ResponsesServerEvent[]> {
-  const ws = new ResponsesWS(client(), { headers: { "session-id": `reconnect-ref-${randomUUID()}` } });
+  const ws = new ResponsesWS(client(), { headers: { "session-id": `reconnect-ref-${testId()}` } });
   const received: Received[] = [];
   const done = untilCompleted(ws, received, () => 1);
   ws.send({ type: "response.create", model: "deltagate-sim", store: true, input });
@@ -101,14 +101,14 @@ async function uncutRun(input: string): Promise<ResponsesServerEvent[]> {
 describe("ResponsesWS reconnect + deltagate.response.resume against wrangler dev", () => {
   it("a socket cut mid-stream (1006) is reconnected by the SDK and resumed with exactly the missed events", async () => {
     // The simulator's text is seeded by the context: the same input gives the same answer.
-    const input = `Tell a long story. [sim:tokens=800] [reconnect-e2e:${randomUUID()}]`;
+    const input = `Tell a long story. [sim:tokens=800] [reconnect-e2e:${testId()}]`;
     const reference = await uncutRun(input);
     const referenceText = deltaText(reference);
     expect(referenceText.length).toBeGreaterThan(1_000);
     expect(reference.map(sequenceOf)).toEqual(reference.map((_, i) => i));
 
     // The recipe (docs/sessions.md "Reconnecting and resuming"), as a user writes it.
-    const sessionId = `reconnect-e2e-${randomUUID()}`;
+    const sessionId = `reconnect-e2e-${testId()}`;
     const reconnecting: Parameters<ResponsesWSReconnectOptions["onReconnecting"]>[0][] = [];
     const ws = new ResponsesWS(client(), {
       headers: { "session-id": sessionId },

@@ -9,7 +9,6 @@
  * simulator is shared with other files: a test's upstream requests are those of its marked
  * conversation (test/support/sim-recorder.ts).
  */
-import { randomUUID } from "node:crypto";
 import OpenAI from "openai";
 import type {
   Response as OpenAIResponse,
@@ -22,6 +21,7 @@ import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
 import { responseOwner } from "../../src/util/ids.ts";
 import { useSharedStack } from "../support/e2e-stack.ts";
 import { markedUpstream } from "../support/sim-recorder.ts";
+import { testId } from "../support/test-id.ts";
 
 const e2e = useSharedStack();
 const STEPS = 4;
@@ -46,7 +46,7 @@ function toolOutputs(response: OpenAIResponse, step: number): ResponseInputItem[
 
 describe("the openai SDK resending everything through Deltagate", () => {
   it("over HTTP with no session: one Durable Object, only the new items upstream after the first step", async () => {
-    const marker = `[resend-http:${randomUUID()}]`;
+    const marker = `[resend-http:${testId()}]`;
     const client = new OpenAI({ apiKey: LOCAL_DEV_KEY, baseURL: `${e2e.proxy.url}/v1`, maxRetries: 0 });
     const history: ResponseInputItem[] = [
       { role: "user", content: `${marker} list files with \`ls\` [sim:tools=${STEPS - 1}]` },
@@ -70,7 +70,7 @@ describe("the openai SDK resending everything through Deltagate", () => {
   });
 
   it("over one ResponsesWS socket without previous_response_id: only the new items upstream", async () => {
-    const marker = `[resend-ws:${randomUUID()}]`;
+    const marker = `[resend-ws:${testId()}]`;
     const client = new OpenAI({ apiKey: LOCAL_DEV_KEY, baseURL: `${e2e.proxy.url}/v1`, maxRetries: 0 });
     const ws = new ResponsesWS(client);
     const completed: OpenAIResponse[] = [];

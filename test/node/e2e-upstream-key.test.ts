@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
 import { runProcess } from "../support/e2e-process.ts";
 import { useSharedStack } from "../support/e2e-stack.ts";
+import { testId } from "../support/test-id.ts";
 
 const e2e = useSharedStack();
 
@@ -46,7 +47,7 @@ async function admin(args: string[], env: Record<string, string> = {}): Promise<
  */
 async function keySeen(key: string, chain: { last?: string } = {}): Promise<unknown> {
   const { stack } = e2e;
-  const marker = `byok-e2e-${crypto.randomUUID()}`;
+  const marker = `byok-e2e-${testId()}`;
   const turn = await fetch(`${stack.origin}/v1/responses`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
@@ -69,7 +70,7 @@ describe("a tenant's own upstream key, end to end", () => {
     const tenant = `byok-${Date.now()}`;
     await admin(["tenants", "create", tenant]);
     const { key } = JSON.parse(await admin(["keys", "create", tenant, "--json"])) as { key: string };
-    const own = `tenantOwnE2e${crypto.randomUUID().replaceAll("-", "")}`;
+    const own = `tenantOwnE2e${testId().replaceAll("-", "")}`;
     const set = await admin(["upstream-key", "set", tenant, "--from-env", "BYOK_E2E_KEY", "--json"], {
       BYOK_E2E_KEY: own,
     });

@@ -8,13 +8,13 @@
  * (simulator + `wrangler dev`). A mismatch fails with the sample's name and the compiler's message.
  * The first test shows the check fails on a mismatch, without the stack.
  */
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { LOCAL_DEV_KEY } from "../../scripts/local-stack.ts";
 import { useSharedStack } from "../support/e2e-stack.ts";
 import { type ShapeSample, shapeErrors } from "../support/openai-shapes.ts";
 import { SseReader } from "../support/sse-reader.ts";
+import { testId } from "../support/test-id.ts";
 
 const e2e = useSharedStack();
 const MODEL = "deltagate-sim";
@@ -134,7 +134,7 @@ describe("the shape check", () => {
 describe("Deltagate's answers against the openai package's types", () => {
   it("Response objects, streamed events, input_items, errors and deletions are instances of OpenAI's types", async () => {
     const samples: ShapeSample[] = [];
-    const marker = randomUUID();
+    const marker = testId();
 
     // A non-streamed create, retrieved, then deleted.
     const plain = await post("/v1/responses", { model: MODEL, input: `${marker} hi [sim:tokens=5]` });

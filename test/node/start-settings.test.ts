@@ -4,9 +4,9 @@
  * secret its `api_key_var` names, and `MODELS`), its turns reach the simulator the way the
  * settings say; and its banner prints the demo command for the port it runs on.
  */
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type NpmStart, startNpmStart } from "../support/npm-start.ts";
+import { testId } from "../support/test-id.ts";
 
 /** A recorded upstream request (the fields of `/_sim/requests` used here). */
 interface Recorded {
@@ -39,7 +39,7 @@ describe.concurrent("npm start forwards every setting to the Worker", () => {
   it("UPSTREAM_API=responses-http: turns go over upstream HTTP; the banner names the port", async () => {
     const stack = await startNpmStart({ UPSTREAM_API: "responses-http" });
     try {
-      const marker = `[http-setting:${randomUUID()}]`;
+      const marker = `[http-setting:${testId()}]`;
       expect(await turn(stack, "deltagate-sim", `hello ${marker}`)).toBe("completed");
       const requests = await upstreamRequests(stack, marker);
       expect(requests.map((r) => r.transport)).toEqual(["http"]);
@@ -68,12 +68,12 @@ describe.concurrent("npm start forwards every setting to the Worker", () => {
       const listed = ((await models.json()) as { data: { id: string }[] }).data.map((m) => m.id);
       expect(listed).toEqual(["chat-small", "deltagate-sim"]);
 
-      const chat = `[chat-route:${randomUUID()}]`;
+      const chat = `[chat-route:${testId()}]`;
       expect(await turn(stack, "chat-small", `hello ${chat}`)).toBe("completed");
       expect((await upstreamRequests(stack, chat)).map((r) => [r.transport, r.path])).toEqual([
         ["chat", "/v1/chat/completions"],
       ]);
-      const responses = `[responses-route:${randomUUID()}]`;
+      const responses = `[responses-route:${testId()}]`;
       expect(await turn(stack, "deltagate-sim", `hello ${responses}`)).toBe("completed");
       expect((await upstreamRequests(stack, responses)).map((r) => [r.transport, r.path])).toEqual([
         ["http", "/v1/responses"],

@@ -10,9 +10,9 @@
  * other files (e2e-stack.ts `useSharedStack`): a test finds its upstream requests by the marker of
  * its prompt (sim-recorder.ts `markedUpstream`).
  */
-import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { markedUpstream } from "./sim-recorder.ts";
+import { testId } from "./test-id.ts";
 
 /** Tool rounds the simulator asks for: with the final answer, `TOOL_ROUNDS + 1` model requests. */
 export const TOOL_ROUNDS = 3;
@@ -20,9 +20,9 @@ export const TOOL_ROUNDS = 3;
 /** The command the simulator puts in every `exec_command` call (the prompt's backticked one). */
 export const COMMAND = "ls -la";
 
-/** A marker no other test's requests carry: `[label:uuid]`. */
+/** A marker no other test's requests carry: `[label:id]` (test-id.ts: no digits). */
 export function uniqueMarker(label: string): string {
-  return `[${label}:${randomUUID()}]`;
+  return `[${label}:${testId()}]`;
 }
 
 /**

@@ -7,6 +7,7 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { type Frame, validateWithSdk } from "./sdk-events.ts";
+import { testId } from "./test-id.ts";
 
 export { type Frame, validateWithSdk };
 
@@ -18,7 +19,7 @@ const TERMINAL = new Set(["response.completed", "response.failed", "response.inc
 
 /** A unique session name per test (Durable Objects must not be shared between tests). */
 export function uniqueSession(label: string): string {
-  return `${label}-${crypto.randomUUID()}`;
+  return `${label}-${testId()}`;
 }
 
 /** Sends an HTTP request through the real Worker. */

@@ -9,6 +9,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { AFFINITY_MAX_RUNNING } from "../../src/session/http-transport.ts";
 import { responseOwner } from "../../src/util/ids.ts";
+import { testId } from "../support/test-id.ts";
 import { KEY_A, simulatorRequests, workerFetch } from "../support/ws-client.ts";
 
 type Item = Record<string, unknown>;
@@ -37,7 +38,7 @@ const user = (text: string): Item => ({ type: "message", role: "user", content: 
 
 describe("affinity of stateless conversations", () => {
   it("routes the resends of one conversation to one Durable Object, which sends only the new items", async () => {
-    const marker = `affinity-${crypto.randomUUID()}`;
+    const marker = `affinity-${testId()}`;
     const settings = { model: "sim-ws", instructions: `Affinity test ${marker}` };
     const first = [user(`${marker} hello [sim:tools=0]`)];
     const one = await post({ ...settings, input: first });
@@ -57,7 +58,7 @@ describe("affinity of stateless conversations", () => {
   });
 
   it("keys on prompt_cache_key when the request sets one", async () => {
-    const key = `pck-${crypto.randomUUID()}`;
+    const key = `pck-${testId()}`;
     const a = await post({ model: "deltagate-sim", prompt_cache_key: key, input: "first [sim:tools=0]" });
     const b = await post({ model: "deltagate-sim", prompt_cache_key: key, input: "other [sim:tools=0]" });
     const c = await post({
@@ -70,7 +71,7 @@ describe("affinity of stateless conversations", () => {
   });
 
   it(`sends a request of a hot key elsewhere while ${AFFINITY_MAX_RUNNING} responses run in its session`, async () => {
-    const hold = `affinity-hot-${crypto.randomUUID()}`;
+    const hold = `affinity-hot-${testId()}`;
     const body = { model: "deltagate-sim", stream: true, input: `${hold} [sim:hold=${hold}] [sim:tools=0]` };
     // Each stream answers once the response is accepted, and its upstream then holds it running.
     const held = await Promise.all(Array.from({ length: AFFINITY_MAX_RUNNING }, () => postRaw(body)));

@@ -14,6 +14,7 @@ import { describe, expect, inject, it } from "vitest";
 import { sdkClient } from "../support/sdk-client.ts";
 import { sessionStub } from "../support/session-stub.ts";
 import { SseReader } from "../support/sse-reader.ts";
+import { testId } from "../support/test-id.ts";
 import { KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -71,7 +72,7 @@ describe("background mode", () => {
 
   it("answers queued at once; the turn runs with no client, an eviction waits for it, and GET polls it", async () => {
     const session = uniqueSession("bg-poll");
-    const hold = `bg-poll-${crypto.randomUUID()}`;
+    const hold = `bg-poll-${testId()}`;
     const client = sdkClient(KEY_A, { "session-id": session });
     const created = await client.responses.create({ model: MODEL, input: heldInput(hold), background: true });
     expect(created).toMatchObject({ status: "queued", background: true, store: true, output: [] });
@@ -89,7 +90,7 @@ describe("background mode", () => {
 
   it("streams from starting_after while it runs and after, with the queued lifecycle first", async () => {
     const session = uniqueSession("bg-stream");
-    const hold = `bg-stream-${crypto.randomUUID()}`;
+    const hold = `bg-stream-${testId()}`;
     const created = (await (
       await post({ model: MODEL, input: heldInput(hold), background: true }, session)
     ).json()) as { id: string };
@@ -120,14 +121,14 @@ describe("background mode", () => {
 
   it("stream:true with background:true streams, survives its client, and resumes through the SDK", async () => {
     const session = uniqueSession("bg-sse");
-    const hold = `bg-sse-${crypto.randomUUID()}`;
+    const hold = `bg-sse-${testId()}`;
     const stub = sessionStub("tenant-a", session);
     // The abandonment grace of this Durable Object made 1 ms: a foreground response whose client
     // goes is cancelled at once, a background one never.
     await runInDurableObject(stub, (instance) => {
       (instance as unknown as WithLive).parts.live.graceMs = 1;
     });
-    const foregroundHold = `bg-fg-${crypto.randomUUID()}`;
+    const foregroundHold = `bg-fg-${testId()}`;
     const foreground = new SseReader(
       (await post({ model: MODEL, input: heldInput(foregroundHold), stream: true }, session)).body!,
     );
@@ -164,7 +165,7 @@ describe("background mode", () => {
 
   it("cancels a background response; cancelling again answers the same final object", async () => {
     const session = uniqueSession("bg-cancel");
-    const hold = `bg-cancel-${crypto.randomUUID()}`;
+    const hold = `bg-cancel-${testId()}`;
     const client = sdkClient(KEY_A, { "session-id": session });
     const created = await client.responses.create({ model: MODEL, input: heldInput(hold), background: true });
     const cancelled = await client.responses.cancel(created.id);
@@ -181,7 +182,7 @@ describe("background mode", () => {
 
   it("ends a background response a restart interrupted as failed, with the output its log holds", async () => {
     const session = uniqueSession("bg-restart");
-    const hold = `bg-restart-${crypto.randomUUID()}`;
+    const hold = `bg-restart-${testId()}`;
     const created = (await (
       await post({ model: MODEL, input: heldInput(hold, 60), background: true }, session)
     ).json()) as { id: string };

@@ -8,6 +8,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { SseReader } from "../support/sse-reader.ts";
+import { testId } from "../support/test-id.ts";
 import { KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
 import { connections, recorded } from "./upstream-ws-loop.ts";
 
@@ -46,7 +47,7 @@ function deltas(reader: SseReader): string {
 describe("cancel", () => {
   it("aborts the upstream request during a long prefill, before its first token", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `cancel-prefill-${crypto.randomUUID()}`;
+    const marker = `cancel-prefill-${testId()}`;
     const session = uniqueSession("cancel-prefill");
     const reader = new SseReader(
       (await post({ model: "deltagate-sim", input: `${marker} [sim:delay_ms=20000]`, stream: true }, session))
@@ -72,7 +73,7 @@ describe("cancel", () => {
 
   it("aborts a Responses HTTP upstream mid-stream; the response keeps what was streamed and its usage", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `cancel-http-${crypto.randomUUID()}`;
+    const marker = `cancel-http-${testId()}`;
     const session = uniqueSession("cancel-http");
     const reader = new SseReader(
       (await post({ model: "deltagate-sim", input: `${marker} [sim:tokens=5000]`, stream: true }, session))
@@ -98,7 +99,7 @@ describe("cancel", () => {
 
   it("closes the warm upstream WebSocket at once, and the next turn runs on a fresh one", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `cancel-ws-${crypto.randomUUID()}`;
+    const marker = `cancel-ws-${testId()}`;
     const session = uniqueSession("cancel-ws");
     const reader = new SseReader(
       (await post({ model: "sim-ws", input: `${marker} [sim:tokens=5000]`, stream: true }, session)).body!,

@@ -8,6 +8,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import { simulatorRequests } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -42,7 +43,7 @@ describe("chain semantics", () => {
 
   it("keeps a child continuable after deleting the ancestor that held its function_call", async () => {
     const client = sdkClient();
-    const marker = `delete-call-${crypto.randomUUID()}`;
+    const marker = `delete-call-${testId()}`;
     const withCall = await client.responses.create({
       model: MODEL,
       tools,

@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
 import { MARKER as SAFETY_MARKER } from "../support/safety.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   KEY_A,
@@ -49,7 +50,7 @@ function lastItem(output: unknown): Item {
 
 describe("POST /v1/responses/compact", () => {
   it("Deltagate compacts for a Responses upstream that does not: user messages, then one sealed compaction item", async () => {
-    const marker = `cmp-own-${crypto.randomUUID()}`;
+    const marker = `cmp-own-${testId()}`;
     const client = sdkClient();
     const compacted = await client.responses.compact({
       model: "deltagate-sim",
@@ -92,7 +93,7 @@ describe("POST /v1/responses/compact", () => {
   });
 
   it("passes through to an upstream that compacts (its own compaction item comes back as is)", async () => {
-    const marker = `cmp-up-${crypto.randomUUID()}`;
+    const marker = `cmp-up-${testId()}`;
     const client = sdkClient();
     const compacted = await client.responses.compact({
       model: "sim-cmp-up",
@@ -121,7 +122,7 @@ describe("POST /v1/responses/compact", () => {
 describe("a compacted chain continues", () => {
   for (const model of ["sim-chat", "deltagate-sim", "sim-cmp-up"]) {
     it(`over HTTP and WebSocket (${model})`, async () => {
-      const marker = `cmp-cont-${model}-${crypto.randomUUID()}`;
+      const marker = `cmp-cont-${model}-${testId()}`;
       const compact = await post("/v1/responses/compact", {
         model,
         input: [userMessage(`Remember the code word: slate. ${marker}`), userMessage("Compress this.")],
@@ -184,7 +185,7 @@ describe("a compacted chain continues", () => {
 
 describe("compaction_trigger", () => {
   it("HTTP, Deltagate compacts: exactly one compaction output item; the trigger is neither stored nor echoed", async () => {
-    const marker = `trig-own-${crypto.randomUUID()}`;
+    const marker = `trig-own-${testId()}`;
     const client = sdkClient();
     const first = await client.responses.create({
       model: "deltagate-sim",
@@ -224,7 +225,7 @@ describe("compaction_trigger", () => {
   });
 
   it("WebSocket, Chat Completions upstream: one compaction item, the chain goes on", async () => {
-    const marker = `trig-chat-${crypto.randomUUID()}`;
+    const marker = `trig-chat-${testId()}`;
     const ws = await connect({ session: uniqueSession("trig") });
     ws.send({
       type: "response.create",
@@ -266,7 +267,7 @@ describe("compaction_trigger", () => {
 
   it("is passed through to an upstream that compacts (HTTP and WebSocket mode)", async () => {
     for (const model of ["sim-cmp-up", "sim-cmp-upws"]) {
-      const marker = `trig-up-${model}-${crypto.randomUUID()}`;
+      const marker = `trig-up-${model}-${testId()}`;
       const ws = await connect({ session: uniqueSession("trig-up") });
       ws.send({
         type: "response.create",
@@ -312,7 +313,7 @@ describe("forged compaction items", () => {
     const item = await sealed();
     const content = String(item.encrypted_content);
     const flipped = content.slice(0, -2) + (content.at(-2) === "A" ? "B" : "A") + content.at(-1);
-    const marker = `forged-${crypto.randomUUID()}`;
+    const marker = `forged-${testId()}`;
     const forged = { ...item, encrypted_content: flipped };
     const res = await post("/v1/responses", { model: "sim-chat", input: [forged, userMessage(marker)] });
     expect(res.status).toBe(400);
@@ -343,7 +344,7 @@ describe("forged compaction items", () => {
       encrypted_content: head + body.slice(0, body.length - ((body.length - 1) % 4)),
     };
     expect((String(malformed.encrypted_content).length - head.length) % 4).toBe(1);
-    const marker = `malformed-${crypto.randomUUID()}`;
+    const marker = `malformed-${testId()}`;
     const input = [malformed, userMessage(marker)];
     for (const path of ["/v1/responses", "/v1/responses/compact", "/v1/responses/input_tokens"]) {
       const res = await post(path, { model: "sim-chat", input });
@@ -376,7 +377,7 @@ describe("forged compaction items", () => {
 
 describe("context_management", () => {
   it("Deltagate compacts a context over compact_threshold: the output starts with the compaction item", async () => {
-    const marker = `cm-${crypto.randomUUID()}`;
+    const marker = `cm-${testId()}`;
     const client = sdkClient();
     const first = await client.responses.create({
       model: "deltagate-sim",
@@ -415,7 +416,7 @@ describe("context_management", () => {
   });
 
   it("is passed through to an upstream that compacts", async () => {
-    const marker = `cm-up-${crypto.randomUUID()}`;
+    const marker = `cm-up-${testId()}`;
     const res = await post("/v1/responses", {
       model: "sim-cmp-up",
       input: `hello ${marker} [sim:tokens=4]`,

@@ -13,6 +13,7 @@ import { loadTokenizer } from "../../src/context/tokenizer.ts";
 import type { StoredItem } from "../../src/protocol/items.ts";
 import { ConversationStore, type ResponseRecord } from "../../src/store/conversation-store.ts";
 import { sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, type Frame, simulatorRequests, uniqueSession } from "../support/ws-client.ts";
 
 const idOf = (frames: Frame[]) => (frames.at(-1) as unknown as { response: { id: string } }).response.id;
@@ -67,8 +68,8 @@ const answer = (id: string, text: string): StoredItem => ({
 
 describe("render cache", () => {
   it("sends the same upstream context from the cache as from SQLite after eviction", async () => {
-    const warm = await chain(uniqueSession("cache-warm"), `warm-${crypto.randomUUID()}`, false);
-    const cold = await chain(uniqueSession("cache-cold"), `cold-${crypto.randomUUID()}`, true);
+    const warm = await chain(uniqueSession("cache-warm"), `warm-${testId()}`, false);
+    const cold = await chain(uniqueSession("cache-cold"), `cold-${testId()}`, true);
     expect(warm).toHaveLength(3);
     expect(cold).toEqual(warm);
     expect((warm[2] as unknown[]).length).toBe(5); // q1, a1, q2, a2, q3

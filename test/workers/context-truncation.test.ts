@@ -10,6 +10,7 @@ import { describe, expect, inject, it } from "vitest";
 import { itemTokens } from "../../src/context/item-tokens.ts";
 import { loadTokenizer } from "../../src/context/tokenizer.ts";
 import type { Item } from "../../src/protocol/items.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -53,7 +54,7 @@ const userText = (item: Item | undefined) =>
 
 describe("truncation", () => {
   it("disabled (the default): an over-long context is a 400 context_length_exceeded and nothing is sent", async () => {
-    const marker = `trunc-off-${crypto.randomUUID()}`;
+    const marker = `trunc-off-${testId()}`;
     const ws = await connect({ session: uniqueSession("trunc-off") });
     const [error] = await run(ws, 0, { input: `${marker} ${words("alpha", 400)}` });
     expect(error).toMatchObject({
@@ -81,7 +82,7 @@ describe("truncation", () => {
   });
 
   it("auto: drops whole oldest turns until the context fits, keeping the current input", async () => {
-    const marker = `trunc-auto-${crypto.randomUUID()}`;
+    const marker = `trunc-auto-${testId()}`;
     const ws = await connect({ session: uniqueSession("trunc-auto") });
     const settings = { truncation: "auto", safety_identifier: marker };
     const history: Item[] = [];
@@ -113,7 +114,7 @@ describe("truncation", () => {
   });
 
   it("auto: never separates a function_call from its function_call_output", async () => {
-    const marker = `trunc-tools-${crypto.randomUUID()}`;
+    const marker = `trunc-tools-${testId()}`;
     const ws = await connect({ session: uniqueSession("trunc-tools") });
     const settings = { truncation: "auto", safety_identifier: marker, tools: [SHELL_TOOL] };
     const first = await run(ws, 0, {
@@ -144,7 +145,7 @@ describe("truncation", () => {
   });
 
   it("auto: a current turn that alone exceeds the window is a 400 context_length_exceeded", async () => {
-    const marker = `trunc-big-${crypto.randomUUID()}`;
+    const marker = `trunc-big-${testId()}`;
     const ws = await connect({ session: uniqueSession("trunc-big") });
     const [error] = await run(ws, 0, { truncation: "auto", input: `${marker} ${words("gamma", 400)}` });
     expect(error).toMatchObject({ status: 400, error: { code: "context_length_exceeded", param: "input" } });

@@ -9,6 +9,7 @@ import OpenAI from "openai";
 import { describe, expect, inject, it } from "vitest";
 import { responseOwner } from "../../src/util/ids.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -24,7 +25,7 @@ const idOf = (frames: Frame[]) => (frames.at(-1) as unknown as { response: { id:
 describe("continuity", () => {
   it("runs a 10-turn chain alternating WebSocket and HTTP, with an eviction in the middle", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `alt-${crypto.randomUUID()}`;
+    const marker = `alt-${testId()}`;
     const session = uniqueSession("alternate");
     const client = sdkClient();
     let previous: string | null = null;
@@ -87,7 +88,7 @@ describe("continuity", () => {
   });
 
   it("isolates tenants on every route: the other tenant's ids are not found, its content never appears", async () => {
-    const secret = `tenant-a-secret-${crypto.randomUUID()}`;
+    const secret = `tenant-a-secret-${testId()}`;
     const created = await sdkClient().responses.create({ model: MODEL, input: secret });
     const b = sdkClient(KEY_B);
     await expect(b.responses.retrieve(created.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);

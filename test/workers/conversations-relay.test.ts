@@ -17,6 +17,7 @@ import { admin, tenantWithKey } from "../support/admin.ts";
 import { mintSecret } from "../support/client-secrets.ts";
 import { allItems, recorded, user } from "../support/conversation-helpers.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -54,7 +55,7 @@ async function ledger(tenant: string): Promise<Array<{ key_id: string; status: s
 
 describe("a socket continuing a conversation another session holds", () => {
   it("runs in the conversation's session: context, order, deltas upstream, events as if local", async () => {
-    const marker = `conv-relay-${crypto.randomUUID()}`;
+    const marker = `conv-relay-${testId()}`;
     const home = uniqueSession("conv-relay-home");
     const client = sdkClient(KEY_A, { "session-id": home });
     const conversation = await client.conversations.create({ items: [user(`${marker} hello`)] });
@@ -108,7 +109,7 @@ describe("a socket continuing a conversation another session holds", () => {
   });
 
   it("is admitted and metered once, by the conversation's session, under the socket's key", async () => {
-    const marker = `conv-relay-meter-${crypto.randomUUID()}`;
+    const marker = `conv-relay-meter-${testId()}`;
     // Two turns a minute: a turn admitted twice (here and there) would leave the second refused.
     const { tenant, key } = await tenantWithKey(
       "conv-relay",
@@ -142,7 +143,7 @@ describe("a socket continuing a conversation another session holds", () => {
   });
 
   it("a client secret's socket reaches no other session's conversation (404, nothing run)", async () => {
-    const marker = `conv-relay-secret-${crypto.randomUUID()}`;
+    const marker = `conv-relay-secret-${testId()}`;
     const elsewhere = await sdkClient(KEY_A).conversations.create({ items: [user("not yours")] });
     const secret = await mintSecret();
     const ws = await connect({ key: secret.value });
@@ -155,7 +156,7 @@ describe("a socket continuing a conversation another session holds", () => {
   });
 
   it("another tenant's conversation is not found on the socket (404, nothing run)", async () => {
-    const marker = `conv-relay-tenant-${crypto.randomUUID()}`;
+    const marker = `conv-relay-tenant-${testId()}`;
     const theirs = await sdkClient(KEY_A).conversations.create({ items: [user("tenant A's")] });
     const ws = await connect({ key: KEY_B, session: uniqueSession("conv-relay-tenant") });
     ws.send({ type: "response.create", model: "sim-ws", input: marker, conversation: theirs.id });
@@ -204,7 +205,7 @@ describe("a socket continuing a conversation another session holds", () => {
 
   it("a store:false turn whose socket closed is cancelled upstream, as an HTTP stream whose client left", async () => {
     const hold = uniqueSession("conv-relay-unstored");
-    const marker = `conv-relay-unstored-${crypto.randomUUID()}`;
+    const marker = `conv-relay-unstored-${testId()}`;
     const client = sdkClient(KEY_A);
     const conversation = await client.conversations.create({});
     const ws = await connect({ session: uniqueSession("conv-relay-unstored") });
@@ -230,7 +231,7 @@ describe("a socket continuing a conversation another session holds", () => {
 
   it("a store:true turn whose socket closed runs on in the conversation's session and is appended", async () => {
     const hold = uniqueSession("conv-relay-gone");
-    const marker = `conv-relay-gone-${crypto.randomUUID()}`;
+    const marker = `conv-relay-gone-${testId()}`;
     const client = sdkClient(KEY_A);
     const conversation = await client.conversations.create({});
     const ws = await connect({ session: uniqueSession("conv-relay-gone") });

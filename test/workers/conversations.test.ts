@@ -17,6 +17,7 @@ import { conversationOwner } from "../../src/util/ids.ts";
 import { mintSecret } from "../support/client-secrets.ts";
 import { allItems, recorded, user } from "../support/conversation-helpers.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, KEY_A, KEY_B, uniqueSession, validateWithSdk, workerFetch } from "../support/ws-client.ts";
 
 /** The session Durable Object a conversation id names. */
@@ -147,7 +148,7 @@ describe("Conversations API", () => {
   });
 
   it("responses.create({conversation}): items are the context, input and output are appended, turns go upstream as deltas", async () => {
-    const marker = `conv-turns-${crypto.randomUUID()}`;
+    const marker = `conv-turns-${testId()}`;
     const client = sdkClient(KEY_A);
     const conversation = await client.conversations.create({ items: [user(`${marker} context`)] });
     const one = await client.responses.create({
@@ -188,7 +189,7 @@ describe("Conversations API", () => {
   });
 
   it("two turns of one conversation at once are serialized: each sees the other's items or none", async () => {
-    const marker = `conv-race-${crypto.randomUUID()}`;
+    const marker = `conv-race-${testId()}`;
     const client = sdkClient(KEY_A);
     const conversation = await client.conversations.create({});
     const [a, b] = await Promise.all([
@@ -235,7 +236,7 @@ describe("Conversations API", () => {
   });
 
   it("a phone and a page, two sockets on the conversation's session, continue it in turn (deltas upstream)", async () => {
-    const marker = `conv-ws-${crypto.randomUUID()}`;
+    const marker = `conv-ws-${testId()}`;
     const session = uniqueSession("conv-ws");
     const client = sdkClient(KEY_A, { "session-id": session });
     const conversation = await client.conversations.create({ items: [user(`${marker} hello`)] });

@@ -11,6 +11,7 @@ import { describe, expect, inject, it } from "vitest";
 import { LOG_BATCH_EVENTS } from "../../src/engine/turn-emitter.ts";
 import { sessionStub } from "../support/session-stub.ts";
 import { SseReader } from "../support/sse-reader.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, type Frame, KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
 import { recorded } from "./upstream-ws-loop.ts";
 
@@ -72,7 +73,7 @@ describe("crash-consistent streaming", () => {
   });
 
   it("ends a response interrupted by a restart as failed with what was logged, resumable over HTTP", async () => {
-    const marker = `restart-http-${crypto.randomUUID()}`;
+    const marker = `restart-http-${testId()}`;
     const session = uniqueSession("restart-http");
     const reader = new SseReader(
       (await post({ model: MODEL, input: `${marker} [sim:tokens=4000]`, stream: true }, session)).body!,

@@ -8,6 +8,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, KEY_A, simulatorRequests, uniqueSession, workerFetch } from "../support/ws-client.ts";
 
 const PROMPT = { id: "pmpt_weather", version: "3", variables: { city: "Paris" } };
@@ -30,7 +31,7 @@ async function refusal(response: Response): Promise<{ status: number; error: Rec
 
 describe("create parameters", () => {
   it("refuses an unknown parameter over HTTP with OpenAI's unknown_parameter error", async () => {
-    const marker = `unknown-http-${crypto.randomUUID()}`;
+    const marker = `unknown-http-${testId()}`;
     const answer = await refusal(await create({ model: "deltagate-sim", input: marker, max_tokens: 10 }));
     expect(answer).toEqual({
       status: 400,
@@ -48,7 +49,7 @@ describe("create parameters", () => {
     ["access_programs", { cyber: "standard" }],
     ["background_options", { completion_window: "2h" }],
   ])("refuses %s, one of OpenAI's parameters it does not serve, by name", async (name, value) => {
-    const marker = `unserved-${crypto.randomUUID()}`;
+    const marker = `unserved-${testId()}`;
     const answer = await refusal(await create({ model: "deltagate-sim", input: marker, [name]: value }));
     expect(answer).toMatchObject({
       status: 400,
@@ -83,7 +84,7 @@ describe("create parameters", () => {
   });
 
   it("forwards prompt to a Responses WebSocket-mode upstream and echoes it", async () => {
-    const marker = `prompt-ws-${crypto.randomUUID()}`;
+    const marker = `prompt-ws-${testId()}`;
     const ws = await connect({ session: uniqueSession("prompt-ws") });
     ws.send({ type: "response.create", model: "sim-ws", input: `${marker} [sim:tokens=3]`, prompt: PROMPT });
     const frames = await ws.turn(0);
@@ -96,7 +97,7 @@ describe("create parameters", () => {
   });
 
   it("forwards prompt and prompt_cache_options to a Responses HTTP upstream", async () => {
-    const marker = `prompt-http-${crypto.randomUUID()}`;
+    const marker = `prompt-http-${testId()}`;
     const options = { mode: "explicit", ttl: "30m" };
     const created = await create({
       model: "deltagate-sim",
@@ -111,7 +112,7 @@ describe("create parameters", () => {
   });
 
   it("refuses prompt on a Chat Completions route, over HTTP and WebSocket, before the upstream", async () => {
-    const marker = `prompt-chat-${crypto.randomUUID()}`;
+    const marker = `prompt-chat-${testId()}`;
     const expected = {
       type: "invalid_request_error",
       code: "unsupported_parameter",
@@ -131,7 +132,7 @@ describe("create parameters", () => {
   });
 
   it("refuses a hosted tool on a Chat Completions route, naming tools[i].type, rather than dropping it", async () => {
-    const marker = `tool-chat-${crypto.randomUUID()}`;
+    const marker = `tool-chat-${testId()}`;
     const ws = await connect({ session: uniqueSession("tool-chat") });
     ws.send({
       type: "response.create",
@@ -169,7 +170,7 @@ describe("create parameters", () => {
 
 describe("create parameters on an Anthropic Messages route", () => {
   it("refuses prompt, prompt_cache_options and a hosted tool before the upstream, over HTTP and WebSocket", async () => {
-    const marker = `claude-params-${crypto.randomUUID()}`;
+    const marker = `claude-params-${testId()}`;
     const prompt = await refusal(await create({ model: "sim-claude", input: marker, prompt: PROMPT }));
     expect(prompt).toEqual({
       status: 400,

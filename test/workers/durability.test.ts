@@ -7,6 +7,7 @@
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { countRows, sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -22,7 +23,7 @@ const idOf = (frames: Frame[]) => (frames.at(-1) as unknown as { response: { id:
 describe("durability", () => {
   it("continues a store:true chain after the Durable Object is evicted", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `evict-${crypto.randomUUID()}`;
+    const marker = `evict-${testId()}`;
     const session = uniqueSession("evict");
     const ws = await connect({ session });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} one` });
@@ -124,7 +125,7 @@ describe("durability", () => {
 
   it("aborts the upstream request when a store:false client closes mid-turn", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `abort-${crypto.randomUUID()}`;
+    const marker = `abort-${testId()}`;
     const session = uniqueSession("abort");
     const ws = await connect({ session });
     ws.send({
@@ -143,7 +144,7 @@ describe("durability", () => {
 
   it("lets a store:true response finish and be stored after its client closes mid-turn", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `finish-${crypto.randomUUID()}`;
+    const marker = `finish-${testId()}`;
     const session = uniqueSession("finish");
     const ws = await connect({ session });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} medium [sim:tokens=300]` });

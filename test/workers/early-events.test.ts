@@ -11,6 +11,7 @@ import OpenAI from "openai";
 import { describe, expect, inject, it } from "vitest";
 import { sdkClient } from "../support/sdk-client.ts";
 import { countRows } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -73,7 +74,7 @@ describe("early events", () => {
   });
 
   it("keeps retries invisible: one created, one terminal event for five upstream attempts", async () => {
-    const marker = `early-retry-${crypto.randomUUID()}`;
+    const marker = `early-retry-${testId()}`;
     const ws = await connect({ session: uniqueSession("early-retry") });
     ws.send({ type: "response.create", model: "sim-retry-model", input: `${marker} [sim:fail=status:429]` });
     const frames = await ws.turn(0);

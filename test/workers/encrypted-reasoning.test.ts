@@ -13,6 +13,7 @@ import type OpenAI from "openai";
 import { describe, expect, inject, it } from "vitest";
 import { sdkClient } from "../support/sdk-client.ts";
 import { sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -66,7 +67,7 @@ function itemsSeen(frames: Frame[]): Item[] {
 
 describe("encrypted reasoning under store:false", () => {
   it("sends turn 1's reasoning item byte-exact on turn 2 (Responses HTTP, full context), with its following item's id", async () => {
-    const marker = `rs-turn2-${crypto.randomUUID()}`;
+    const marker = `rs-turn2-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-turn2") });
     const common = { model: "deltagate-sim", store: false, include: [ENCRYPTED] };
     const first = await wsTurn(ws, 0, {
@@ -86,7 +87,7 @@ describe("encrypted reasoning under store:false", () => {
   });
 
   it("asks for encrypted reasoning when the client did not, replays it, and never shows it to that client", async () => {
-    const marker = `rs-hidden-${crypto.randomUUID()}`;
+    const marker = `rs-hidden-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-hidden") });
     const common = { model: "deltagate-sim", store: false, include: ["message.output_text.logprobs"] };
     const first = await wsTurn(ws, 0, {
@@ -114,7 +115,7 @@ describe("encrypted reasoning under store:false", () => {
   });
 
   it("Responses WebSocket mode: asks on every turn, and a full-context recovery carries the reasoning byte-exact", async () => {
-    const marker = `rs-ws-${crypto.randomUUID()}`;
+    const marker = `rs-ws-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-ws") });
     const common = { model: "sim-ws", store: false, include: [ENCRYPTED] };
     const first = await wsTurn(ws, 0, {
@@ -158,7 +159,7 @@ describe("encrypted reasoning under store:false", () => {
   });
 
   it("Responses WebSocket mode: asks for it when the client did not, and hides it from that client", async () => {
-    const marker = `rs-ws-hidden-${crypto.randomUUID()}`;
+    const marker = `rs-ws-hidden-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-ws-hidden") });
     const first = await wsTurn(ws, 0, {
       model: "sim-ws",
@@ -173,7 +174,7 @@ describe("encrypted reasoning under store:false", () => {
   });
 
   it("after a fallback to another route of the same provider, the reasoning item reaches it byte-exact", async () => {
-    const marker = `rs-fb-same-${crypto.randomUUID()}`;
+    const marker = `rs-fb-same-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-fb-same") });
     const common = { model: "sim-fb-same", store: false, include: [ENCRYPTED] };
     const first = await wsTurn(ws, 0, {
@@ -197,7 +198,7 @@ describe("encrypted reasoning under store:false", () => {
   });
 
   it("after a fallback to another provider, its reasoning is left out (the other provider could not verify it)", async () => {
-    const marker = `rs-fb-other-${crypto.randomUUID()}`;
+    const marker = `rs-fb-other-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-fb-other") });
     const common = { model: "sim-fb-other", store: false, include: [ENCRYPTED] };
     const first = await wsTurn(ws, 0, {
@@ -220,7 +221,7 @@ describe("encrypted reasoning under store:false", () => {
 describe("encrypted reasoning over HTTP (store:true)", () => {
   it("is hidden from a client that did not ask (retrieve, input_items) and shown to one that did", async () => {
     const client = sdkClient();
-    const marker = `rs-http-${crypto.randomUUID()}`;
+    const marker = `rs-http-${testId()}`;
     const plain = await client.responses.create({
       model: "deltagate-sim",
       input: `${marker} think [sim:reasoning=1] [sim:tokens=5]`,
@@ -264,7 +265,7 @@ describe("encrypted reasoning over HTTP (store:true)", () => {
 
   it("sends a client's id-less reasoning item without an invented id", async () => {
     const client = sdkClient();
-    const marker = `rs-noid-${crypto.randomUUID()}`;
+    const marker = `rs-noid-${testId()}`;
     const first = await client.responses.create({
       model: "deltagate-sim",
       include: [ENCRYPTED],
@@ -290,7 +291,7 @@ describe("encrypted reasoning over HTTP (store:true)", () => {
   });
 
   it("a storing upstream gets the reasoning with its encrypted content when the full context is resent", async () => {
-    const marker = `rs-stored-${crypto.randomUUID()}`;
+    const marker = `rs-stored-${testId()}`;
     const session = uniqueSession("rs-stored");
     const ws = await connect({ session });
     const root = await wsTurn(ws, 0, {
@@ -323,8 +324,8 @@ describe("encrypted reasoning over HTTP (store:true)", () => {
 describe("models that do not reason", () => {
   it("refuse the include: Deltagate resends without it once, then stops asking; a client's own include is refused", async () => {
     const client = sdkClient();
-    const model = `gpt-4o-${crypto.randomUUID()}`;
-    const marker = `rs-noreason-${crypto.randomUUID()}`;
+    const model = `gpt-4o-${testId()}`;
+    const marker = `rs-noreason-${testId()}`;
     const one = await client.responses.create({ model, input: `${marker} one` });
     const two = await client.responses.create({ model, input: `${marker} two` });
     expect([one.status, two.status]).toEqual(["completed", "completed"]);
@@ -343,9 +344,9 @@ describe("models that do not reason", () => {
   });
 
   it("refuse it over Responses WebSocket mode too, recovered on the same turn", async () => {
-    const marker = `rs-noreason-ws-${crypto.randomUUID()}`;
+    const marker = `rs-noreason-ws-${testId()}`;
     const ws = await connect({ session: uniqueSession("rs-noreason-ws") });
-    await wsTurn(ws, 0, { model: `sim-ws-gpt-4o-${crypto.randomUUID()}`, input: `${marker} one` });
+    await wsTurn(ws, 0, { model: `sim-ws-gpt-4o-${testId()}`, input: `${marker} one` });
     const frames = await recorded(marker);
     expect(frames.map((r) => [r.status, r.body.include ?? null])).toEqual([
       [400, [ENCRYPTED]],

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import { KEY_A, workerFetch } from "../support/ws-client.ts";
 
 const tools = [
@@ -20,7 +21,7 @@ const tools = [
 describe("POST /v1/responses/input_tokens", () => {
   it("forwarded: the upstream's count equals the input_tokens of a turn with the same input", async () => {
     const client = sdkClient();
-    const input = `Count me, upstream ${crypto.randomUUID()} [sim:tools=0] [sim:tokens=3]`;
+    const input = `Count me, upstream ${testId()} [sim:tools=0] [sim:tokens=3]`;
     const instructions = "You are terse.";
     const counted = await client.responses.inputTokens.count({
       model: "sim-cmp-up",
@@ -35,7 +36,7 @@ describe("POST /v1/responses/input_tokens", () => {
 
   it("counted by Deltagate: equals the usage Deltagate reports for a turn whose upstream reports none", async () => {
     const client = sdkClient();
-    const input = `Count me, Deltagate ${crypto.randomUUID()} [sim:tools=0] [sim:tokens=3] [sim:no_usage=1]`;
+    const input = `Count me, Deltagate ${testId()} [sim:tools=0] [sim:tokens=3] [sim:no_usage=1]`;
     const instructions = "You are terse.";
     const counted = await client.responses.inputTokens.count({
       model: "sim-chat",

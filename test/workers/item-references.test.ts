@@ -7,6 +7,7 @@
  * (unknown, another tenant's) is OpenAI's 404 with nothing stored and nothing sent upstream.
  */
 import { describe, expect, inject, it } from "vitest";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   KEY_A,
@@ -47,9 +48,7 @@ const reference = (item: Item | undefined): Item => ({ type: "item_reference", i
 
 /** A first turn that answers with a reasoning item and a message. */
 async function firstTurn(session: string, model: string, marker: string) {
-  const first = [
-    user(`msg_${crypto.randomUUID().slice(0, 8)}`, `${marker} think [sim:reasoning=1] [sim:tokens=5]`),
-  ];
+  const first = [user(`msg_${testId().slice(0, 8)}`, `${marker} think [sim:reasoning=1] [sim:tokens=5]`)];
   const one = await post(session, { model, input: first });
   expect(one.status, JSON.stringify(one.json)).toBe(200);
   const reasoning = one.json.output.find((item) => item.type === "reasoning");
@@ -60,7 +59,7 @@ async function firstTurn(session: string, model: string, marker: string) {
 
 describe("item_reference input items", () => {
   it("resolve to the session's items: a resend of references continues the chain with only the new item", async () => {
-    const marker = `ref-match-${crypto.randomUUID()}`;
+    const marker = `ref-match-${testId()}`;
     const session = uniqueSession("ref-match");
     const { first, reasoning, message } = await firstTurn(session, "sim-ws", marker);
     const next = user("msg_ref_2", `${marker} again`);
@@ -90,7 +89,7 @@ describe("item_reference input items", () => {
   });
 
   it("unmatched, go upstream as the whole items (reasoning with its encrypted content)", async () => {
-    const marker = `ref-full-${crypto.randomUUID()}`;
+    const marker = `ref-full-${testId()}`;
     const session = uniqueSession("ref-full");
     const { first, reasoning, message } = await firstTurn(session, "deltagate-sim", marker);
     const input = [...first, reference(reasoning), reference(message), user("msg_ref_f", `${marker} again`)];
@@ -107,7 +106,7 @@ describe("item_reference input items", () => {
   });
 
   it("naming an item the caller cannot see are OpenAI's 404, with nothing stored or sent upstream", async () => {
-    const marker = `ref-missing-${crypto.randomUUID()}`;
+    const marker = `ref-missing-${testId()}`;
     const session = uniqueSession("ref-missing");
     const { first, message } = await firstTurn(session, "sim-ws", marker);
     const attempts = [
@@ -136,7 +135,7 @@ describe("item_reference input items", () => {
   });
 
   it("over a WebSocket: a reference resolves on the socket; an unknown one is an error event and the socket stays open", async () => {
-    const marker = `ref-ws-${crypto.randomUUID()}`;
+    const marker = `ref-ws-${testId()}`;
     const ws = await connect({ session: uniqueSession("ref-ws") });
     const first = [user("msg_ws_r1", `${marker} one [sim:tokens=5]`)];
     ws.send({ type: "response.create", model: "sim-ws", input: first });

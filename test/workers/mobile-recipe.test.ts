@@ -8,13 +8,14 @@
  */
 import { describe, expect, it } from "vitest";
 import { accepted, errorOf, mintSecret, signSecret, upgradeWith } from "../support/client-secrets.ts";
+import { testId } from "../support/test-id.ts";
 import type { Frame } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
 
 describe("mobile recipe: network change, expired secret, same session", () => {
   it("refuses the expired secret with a clear code; a new secret for the session resumes and continues the chain", async () => {
-    const sessionId = `user-42-chat-${crypto.randomUUID()}`;
+    const sessionId = `user-42-chat-${testId()}`;
     const expiring = await signSecret({ sessionId, expiresAt: Math.floor(Date.now() / 1000) + 2 });
     const first = await accepted(await upgradeWith({ headers: { authorization: `Bearer ${expiring}` } }));
     first.send({ type: "response.create", model: MODEL, input: "A long answer [sim:tokens=2000]" });

@@ -9,6 +9,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { countRows } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, type Frame, KEY_A, uniqueSession, workerFetch } from "../support/ws-client.ts";
 import { recorded } from "./upstream-ws-loop.ts";
 
@@ -38,7 +39,7 @@ const deltaText = (frames: Frame[]) =>
 describe("partial output of an interrupted response", () => {
   it("stores the text the client was sent when the upstream fails mid-stream, and continues from it", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `partial-${crypto.randomUUID()}`;
+    const marker = `partial-${testId()}`;
     const session = uniqueSession("partial");
     const ws = await connect({ session });
     ws.send({
@@ -80,7 +81,7 @@ describe("partial output of an interrupted response", () => {
 
   it("leaves a tool call cut mid-stream out of the continuation's context", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `partial-call-${crypto.randomUUID()}`;
+    const marker = `partial-call-${testId()}`;
     const ws = await connect({ session: uniqueSession("partial-call") });
     ws.send({
       type: "response.create",

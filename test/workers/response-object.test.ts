@@ -9,6 +9,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { expectSdkResponse } from "../support/sdk-response-fields.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, KEY_A, simulatorRequests, uniqueSession, workerFetch } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -88,7 +89,7 @@ describe("sampling penalties and function tools", () => {
   ];
 
   it("forwards presence_penalty / frequency_penalty and echoes them and strict on every Response object", async () => {
-    const marker = `penalties-${crypto.randomUUID()}`;
+    const marker = `penalties-${testId()}`;
     const body = { model: MODEL, input: marker, presence_penalty: 0.5, frequency_penalty: -0.25, tools };
     const created = (await (await post(body)).json()) as Record<string, unknown>;
     expect(created).toMatchObject({ presence_penalty: 0.5, frequency_penalty: -0.25 });

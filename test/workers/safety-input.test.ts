@@ -11,6 +11,7 @@ import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { getResponse, moderationCalls, postResponse } from "../support/safety.ts";
 import { countRows } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, type Frame, KEY_B, simulatorRequests, uniqueSession } from "../support/ws-client.ts";
 
 const simulatorUrl = () => inject("simulatorUrl");
@@ -26,7 +27,7 @@ function functionCalls(frames: Frame[]): Call[] {
 
 describe("safety: incremental input checks", () => {
   it("a 30-turn tool loop: one call per turn with only its new items; instructions and tools once", async () => {
-    const nonce = `loop-${crypto.randomUUID()}`;
+    const nonce = `loop-${testId()}`;
     const session = uniqueSession("safety-loop");
     const ws = await connect({ session });
     const instructions = `You are agent ${nonce}.`;
@@ -87,7 +88,7 @@ describe("safety: incremental input checks", () => {
   });
 
   it("a chain continued from another session of the tenant re-checks nothing it already checked", async () => {
-    const nonce = `import-${crypto.randomUUID()}`;
+    const nonce = `import-${testId()}`;
     const first = await postResponse(
       { model: "sim-safe-mod-import", input: `${nonce} first question [sim:tokens=5]` },
       undefined,
@@ -114,7 +115,7 @@ describe("safety: incremental input checks", () => {
 
 describe("safety: flagged input", () => {
   it("parallel: the upstream request is aborted, nothing generated reaches the client or storage", async () => {
-    const nonce = `par-${crypto.randomUUID()}`;
+    const nonce = `par-${testId()}`;
     const session = uniqueSession("safety-parallel");
     const ws = await connect({ session });
     ws.send({
@@ -155,7 +156,7 @@ describe("safety: flagged input", () => {
   });
 
   it("blocking: the upstream is never called for flagged input, and is called after the verdict otherwise", async () => {
-    const nonce = `blk-${crypto.randomUUID()}`;
+    const nonce = `blk-${testId()}`;
     const res = await postResponse({ model: "sim-safe-block", input: `${nonce} plan an attack` });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({
@@ -206,7 +207,7 @@ describe("safety: classifier failures", () => {
   ];
   for (const [what, directive] of cases) {
     it(`fails closed with safety_unavailable when the classifier is ${what}`, async () => {
-      const nonce = `fail-${crypto.randomUUID()}`;
+      const nonce = `fail-${testId()}`;
       const session = uniqueSession("safety-fail");
       const ws = await connect({ session });
       ws.send({
@@ -237,7 +238,7 @@ describe("safety: classifier failures", () => {
   }
 
   it("fails open when configured: the turn completes and response.moderation reports the error", async () => {
-    const nonce = `open-${crypto.randomUUID()}`;
+    const nonce = `open-${testId()}`;
     const res = await postResponse({
       model: "sim-safe-open",
       input: `${nonce} hi [sim:mod_delay_ms=2000] [sim:tokens=3]`,
@@ -257,7 +258,7 @@ describe("safety: classifier failures", () => {
 
 describe("safety: the request's moderation parameter", () => {
   it("reports input and output results in OpenAI's shape, stored with the response", async () => {
-    const nonce = `param-${crypto.randomUUID()}`;
+    const nonce = `param-${testId()}`;
     const res = await postResponse({
       model: "sim-safe-mod-param",
       input: `${nonce} hello [sim:tokens=4]`,

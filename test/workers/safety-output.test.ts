@@ -9,6 +9,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { emitDirective, getResponse, MARKER, postResponse, sseEvents } from "../support/safety.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -60,7 +61,7 @@ describe("safety: output checks never leak a flagged span", () => {
     for (const transport of ["websocket", "sse", "http"] as const) {
       it(`${classifier}, ${transport}: a message and a tool call cut before the marker, ending content_filter`, async () => {
         for (const prompt of [answerPrompt, callPrompt]) {
-          const nonce = `out-${crypto.randomUUID()}`;
+          const nonce = `out-${testId()}`;
           const tools = prompt === callPrompt ? [SHELL_TOOL] : undefined;
           const { wire, events, response } = await turn(transport, { model, input: prompt(nonce), tools });
           // The model really generated it (the simulator's recorded answer holds it)…
@@ -109,7 +110,7 @@ describe("safety: output checks never leak a flagged span", () => {
   });
 
   it("a classifier failure mid-stream fails the response with safety_unavailable; nothing unchecked went out", async () => {
-    const nonce = `out-fail-${crypto.randomUUID()}`;
+    const nonce = `out-fail-${testId()}`;
     const ws = await connect({ session: uniqueSession("safety-out-fail") });
     // The model's output carries a directive that makes /v1/moderations fail (input never does).
     ws.send({

@@ -15,6 +15,7 @@ import { describe, expect, inject, it } from "vitest";
 import { DEFAULT_STORE_FALSE_GRACE_MAX_MS } from "../../src/config/config.ts";
 import { sdkClient } from "../support/sdk-client.ts";
 import { countRows, sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -149,7 +150,7 @@ describe("the grace window opt-in", () => {
 describe("store:false grace window (opted in)", () => {
   it("continues on a new socket of the same session after the socket dropped, with its whole context", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `grace-same-${crypto.randomUUID()}`;
+    const marker = `grace-same-${testId()}`;
     const session = uniqueSession("grace-same");
     const first = await connect({ session, headers: GRACE });
     const id = await privateTurn(first, 0, `${marker} one`);
@@ -165,7 +166,7 @@ describe("store:false grace window (opted in)", () => {
 
   it("continues from a socket of another session of the same tenant, and stays store:false there", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `grace-other-${crypto.randomUUID()}`;
+    const marker = `grace-other-${testId()}`;
     const origin = uniqueSession("grace-origin");
     const first = await connect({ session: origin, headers: GRACE });
     const id = await privateTurn(first, 0, `${marker} one`);
@@ -269,7 +270,7 @@ describe("store:false grace window (opted in)", () => {
 
   it("keeps what a newer socket's chain builds on when the old socket's window ends", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `grace-heir-${crypto.randomUUID()}`;
+    const marker = `grace-heir-${testId()}`;
     const session = uniqueSession("grace-heir");
     const first = await connect({ session, headers: GRACE });
     const r1 = await privateTurn(first, 0, `${marker} one`);

@@ -10,6 +10,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { listed, SHELL_TOOL } from "../support/fixtures.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   KEY_A,
@@ -81,7 +82,7 @@ const user = (id: string, text: string): Item => ({
 
 describe("transparent deltas for full resends", () => {
   it("continues the chain upstream with only the new items; input_items are what the client sent (tool outputs with OpenAI's listed status)", async () => {
-    const marker = `resend-match-${crypto.randomUUID()}`;
+    const marker = `resend-match-${testId()}`;
     const session = uniqueSession("resend-match");
     const settings = { model: "sim-ws", instructions: "Be brief.", tools: [SHELL_TOOL] };
     const first = [user("msg_client_1", `${marker} first`)];
@@ -106,7 +107,7 @@ describe("transparent deltas for full resends", () => {
   });
 
   it("reports the match on the turn's timing event (WebSocket, no previous_response_id)", async () => {
-    const marker = `resend-ws-${crypto.randomUUID()}`;
+    const marker = `resend-ws-${testId()}`;
     const ws = await connect({ session: uniqueSession("resend-ws"), headers: { "x-deltagate-timing": "1" } });
     const first = [user("msg_ws_1", `${marker} one`)];
     ws.send({ type: "response.create", model: "sim-ws", input: first });
@@ -131,7 +132,7 @@ describe("transparent deltas for full resends", () => {
   });
 
   it("sends in full a resend that differs in any item, setting or tool", async () => {
-    const marker = `resend-differs-${crypto.randomUUID()}`;
+    const marker = `resend-differs-${testId()}`;
     const session = uniqueSession("resend-differs");
     const settings = { model: "sim-ws", instructions: "Be brief.", tools: [SHELL_TOOL], temperature: 0.5 };
     const first = [user("msg_d_1", `${marker} first`)];
@@ -165,7 +166,7 @@ describe("transparent deltas for full resends", () => {
   });
 
   it("never continues another tenant's chain, even for an identical conversation", async () => {
-    const marker = `resend-tenants-${crypto.randomUUID()}`;
+    const marker = `resend-tenants-${testId()}`;
     const session = uniqueSession("resend-tenants");
     const first = [user("msg_t_1", `${marker} first`)];
     const one = await post(session, { model: "sim-ws", input: first }, KEY_A);
@@ -189,7 +190,7 @@ describe("transparent deltas for full resends", () => {
   });
 
   it("restores a reasoning item resent by id without its encrypted content", async () => {
-    const marker = `resend-reasoning-${crypto.randomUUID()}`;
+    const marker = `resend-reasoning-${testId()}`;
     const session = uniqueSession("resend-reasoning");
     // Responses over HTTP, store:false upstream: the full context goes every turn, so the reasoning
     // item can only go with its encrypted content (which this client never asked for).

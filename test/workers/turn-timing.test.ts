@@ -6,6 +6,7 @@
  * log line per turn. Values are not asserted (speed is for benchmarks), only their presence.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { testId } from "../support/test-id.ts";
 import { connect, type Frame, KEY_A, TestSocket, uniqueSession, workerFetch } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -145,7 +146,7 @@ describe("per-stage timing", () => {
 
   it("writes one JSON log line per turn, without content", async () => {
     const log = vi.spyOn(console, "log");
-    const secret = `content-${crypto.randomUUID()}`;
+    const secret = `content-${testId()}`;
     const response = await post({ input: `${secret} [sim:tokens=8]` });
     const { id } = (await response.json()) as { id: string };
     // Written on the event loop's next turn, after the response (src/pipeline/turn-timing.ts).

@@ -6,6 +6,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -46,7 +47,7 @@ describe("turns", () => {
 
   it("runs a tool loop, each turn sending only the new items, with the full context reaching upstream", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `loop-${crypto.randomUUID()}`;
+    const marker = `loop-${testId()}`;
     const ws = await connect({ session: uniqueSession("loop") });
     ws.send({
       type: "response.create",
@@ -81,7 +82,7 @@ describe("turns", () => {
 
   it("returns a chainable response with empty output and no upstream call for generate:false", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `warm-${crypto.randomUUID()}`;
+    const marker = `warm-${testId()}`;
     const ws = await connect({ session: uniqueSession("warm") });
     ws.send({
       type: "response.create",
@@ -116,7 +117,7 @@ describe("turns", () => {
 
   it("forks: two continuations of the same parent each see the parent's history only", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `fork-${crypto.randomUUID()}`;
+    const marker = `fork-${testId()}`;
     const ws = await connect({ session: uniqueSession("fork") });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} root` });
     const root = responseOf(await ws.turn(0));
@@ -136,7 +137,7 @@ describe("turns", () => {
 
   it("never inherits instructions through previous_response_id", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `instr-${crypto.randomUUID()}`;
+    const marker = `instr-${testId()}`;
     const ws = await connect({ session: uniqueSession("instr") });
     ws.send({ type: "response.create", model: MODEL, instructions: "SECRET-STYLE", input: `${marker} one` });
     const first = responseOf(await ws.turn(0));

@@ -12,6 +12,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -52,7 +53,7 @@ const thinkingBlocks = (body: Body) =>
 
 describe("Anthropic Messages upstream", () => {
   it("runs a 5-turn tool loop with thinking, across a reconnect; every request carries the earlier thinking blocks byte-exact", async () => {
-    const marker = `claude-loop-${crypto.randomUUID()}`;
+    const marker = `claude-loop-${testId()}`;
     const session = uniqueSession("claude-loop");
     let ws = await connect({ session });
     let turnOnSocket = 0;
@@ -125,7 +126,7 @@ describe("Anthropic Messages upstream", () => {
   });
 
   it("reads the cached prefix from turn 2 on and reports it as cached tokens", async () => {
-    const marker = `claude-cache-${crypto.randomUUID()}`;
+    const marker = `claude-cache-${testId()}`;
     const instructions = `${marker} You are a careful assistant. `.repeat(20);
     const ws = await connect({ session: uniqueSession("claude-cache") });
     ws.send({
@@ -180,7 +181,7 @@ describe("Anthropic Messages upstream", () => {
   });
 
   it("sends no breakpoint on a route that turned them off, and reports no cached tokens", async () => {
-    const marker = `claude-nocache-${crypto.randomUUID()}`;
+    const marker = `claude-nocache-${testId()}`;
     const client = sdkClient();
     const instructions = `${marker} You are a careful assistant. `.repeat(20);
     const first = await client.responses.create({
@@ -200,7 +201,7 @@ describe("Anthropic Messages upstream", () => {
   });
 
   it("restores thinking blocks for an HTTP client that resends everything without encrypted content", async () => {
-    const marker = `claude-resend-${crypto.randomUUID()}`;
+    const marker = `claude-resend-${testId()}`;
     const client = sdkClient(undefined, { "session-id": uniqueSession("claude-resend") });
     const settings = { model: MODEL, tools: [SHELL_TOOL as never], reasoning: { effort: "low" as const } };
     const input: unknown[] = [{ role: "user", content: `${marker}: run \`ls\` [sim:tools=2]` }];
@@ -226,7 +227,7 @@ describe("Anthropic Messages upstream", () => {
   });
 
   it("gives a client that asks for it the thinking block as encrypted content, and takes it back", async () => {
-    const marker = `claude-include-${crypto.randomUUID()}`;
+    const marker = `claude-include-${testId()}`;
     const client = sdkClient();
     const first = await client.responses.create({
       model: MODEL,
@@ -261,14 +262,14 @@ describe("Anthropic Messages upstream", () => {
   });
 
   it("maps 529 to a retried 503 and 429 to a retried rate limit honouring retry-after", async () => {
-    const overloaded = `claude-529-${crypto.randomUUID()}`;
+    const overloaded = `claude-529-${testId()}`;
     const ws = await connect({ session: uniqueSession("claude-errors") });
     ws.send({ type: "response.create", model: MODEL, input: `${overloaded} [sim:fail=status:529]` });
     const failed = responseOf(await ws.turn(0));
     expect(failed).toMatchObject({ status: "failed", error: { code: "upstream_overloaded" } });
     expect(await recorded(overloaded)).toHaveLength(2); // max_retries: 1
 
-    const limited = `claude-429-${crypto.randomUUID()}`;
+    const limited = `claude-429-${testId()}`;
     ws.send({
       type: "response.create",
       model: MODEL,
@@ -282,7 +283,7 @@ describe("Anthropic Messages upstream", () => {
     expect(attempts).toHaveLength(2);
     expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(1000);
 
-    const invalid = `claude-400-${crypto.randomUUID()}`;
+    const invalid = `claude-400-${testId()}`;
     ws.send({ type: "response.create", model: MODEL, input: `${invalid} [sim:fail=status:400]` });
     expect(responseOf(await ws.turn(2))).toMatchObject({ status: "failed" });
     expect(await recorded(invalid)).toHaveLength(1);

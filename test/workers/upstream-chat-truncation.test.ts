@@ -6,6 +6,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -28,7 +29,7 @@ async function run(ws: TestSocket, n: number, body: Record<string, unknown>): Pr
 
 describe("truncation through the Chat Completions adapter", () => {
   it("disabled: an over-long context is a 400 context_length_exceeded and nothing is sent", async () => {
-    const marker = `chat-trunc-off-${crypto.randomUUID()}`;
+    const marker = `chat-trunc-off-${testId()}`;
     const ws = await connect({ session: uniqueSession("chat-trunc-off") });
     const [error] = await run(ws, 0, { input: `${marker} ${words("alpha", 400)}` });
     expect(error).toMatchObject({ type: "error", status: 400, error: { code: "context_length_exceeded" } });
@@ -37,7 +38,7 @@ describe("truncation through the Chat Completions adapter", () => {
   });
 
   it("auto: drops whole oldest turns and keeps tool calls next to their outputs", async () => {
-    const marker = `chat-trunc-auto-${crypto.randomUUID()}`;
+    const marker = `chat-trunc-auto-${testId()}`;
     const ws = await connect({ session: uniqueSession("chat-trunc-auto") });
     const settings = { truncation: "auto", safety_identifier: marker, tools: [SHELL_TOOL] };
     let previous: string | null = null;

@@ -8,6 +8,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -46,7 +47,7 @@ async function chatBodies(marker: string): Promise<Array<{ messages: ChatMessage
 
 describe("Chat Completions upstream", () => {
   it("streams a text turn whose synthesized events pass the openai SDK accumulator", async () => {
-    const marker = `chat-text-${crypto.randomUUID()}`;
+    const marker = `chat-text-${testId()}`;
     const ws = await connect({ session: uniqueSession("chat-text") });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} say something [sim:tokens=30]` });
     const frames = await ws.turn(0);
@@ -63,7 +64,7 @@ describe("Chat Completions upstream", () => {
   });
 
   it("runs a tool loop chained with previous_response_id, rebuilding the full context each turn", async () => {
-    const marker = `chat-loop-${crypto.randomUUID()}`;
+    const marker = `chat-loop-${testId()}`;
     const ws = await connect({ session: uniqueSession("chat-loop") });
     ws.send({
       type: "response.create",
@@ -112,7 +113,7 @@ describe("Chat Completions upstream", () => {
   });
 
   it("sends parallel tool outputs returned in reverse order as tool messages in call order", async () => {
-    const marker = `chat-parallel-${crypto.randomUUID()}`;
+    const marker = `chat-parallel-${testId()}`;
     const ws = await connect({ session: uniqueSession("chat-parallel") });
     ws.send({
       type: "response.create",
@@ -149,8 +150,8 @@ describe("Chat Completions upstream", () => {
   });
 
   it("sends only the current turn's instructions, as the single leading system message", async () => {
-    const marker = `chat-instr-${crypto.randomUUID()}`;
-    const secret = `SECRET-STYLE-${crypto.randomUUID()}`;
+    const marker = `chat-instr-${testId()}`;
+    const secret = `SECRET-STYLE-${testId()}`;
     const ws = await connect({ session: uniqueSession("chat-instr") });
     ws.send({ type: "response.create", model: MODEL, instructions: secret, input: `${marker} one` });
     const first = responseOf(await ws.turn(0));
@@ -179,7 +180,7 @@ describe("Chat Completions upstream", () => {
   });
 
   it("delivers CJK and emoji split inside code points across network writes intact", async () => {
-    const marker = `chat-utf8-${crypto.randomUUID()}`;
+    const marker = `chat-utf8-${testId()}`;
     const text = "日本語のテキスト🙂👍🏽 — ça marche";
     const ws = await connect({ session: uniqueSession("chat-utf8") });
     ws.send({

@@ -8,6 +8,7 @@
  * `hosted_tools: "omit"`.
  */
 import { describe, expect, inject, it } from "vitest";
+import { testId } from "../support/test-id.ts";
 import { connect, type Frame, simulatorRequests, uniqueSession } from "../support/ws-client.ts";
 
 const NAMESPACE = {
@@ -75,7 +76,7 @@ const routes = [
 
 describe.each(routes)("Codex's tools on the $provider route", (route) => {
   it("serves a namespace tool: the call comes back with its namespace and goes upstream flattened", async () => {
-    const marker = `ns-${route.provider}-${crypto.randomUUID()}`;
+    const marker = `ns-${route.provider}-${testId()}`;
     const ws = await connect({ session: uniqueSession(`ns-${route.provider}`) });
     ws.send({
       type: "response.create",
@@ -113,7 +114,7 @@ describe.each(routes)("Codex's tools on the $provider route", (route) => {
   });
 
   it("refuses web_search by default and leaves it out on a route with hosted_tools omit", async () => {
-    const marker = `hosted-${route.provider}-${crypto.randomUUID()}`;
+    const marker = `hosted-${route.provider}-${testId()}`;
     const ws = await connect({ session: uniqueSession(`hosted-${route.provider}`) });
     const tools = [NAMESPACE, { type: "web_search" }];
     ws.send({ type: "response.create", model: route.model, instructions: marker, tools, input: "hi" });

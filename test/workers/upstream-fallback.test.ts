@@ -8,6 +8,7 @@
  * announced once, and the failure that is finally reported ends it with `response.failed`.
  */
 import { describe, expect, inject, it } from "vitest";
+import { testId } from "../support/test-id.ts";
 import { connect, simulatorRequests, uniqueSession } from "../support/ws-client.ts";
 
 async function turn(model: string, input: string) {
@@ -22,14 +23,14 @@ const attempts = async (marker: string) => (await simulatorRequests(inject("simu
 
 describe("upstream retry and fallback", () => {
   it("falls back to the next route when the first is unreachable", async () => {
-    const marker = `fb-dead-${crypto.randomUUID()}`;
+    const marker = `fb-dead-${testId()}`;
     const frames = await turn("sim-fallback-model", `${marker} hello [sim:tokens=5]`);
     expect(frames.at(-1)?.type).toBe("response.completed");
     expect(await attempts(marker)).toBe(1);
   });
 
   it("retries a 503 on each route of the chain, a bounded number of times, then reports it", async () => {
-    const marker = `fb-503-${crypto.randomUUID()}`;
+    const marker = `fb-503-${testId()}`;
     const frames = await turn("sim-retry-model", `${marker} [sim:fail=status:503]`);
     expect(frames.map((f) => f.type)).toEqual([
       "response.created",
@@ -42,7 +43,7 @@ describe("upstream retry and fallback", () => {
   });
 
   it("retries a 429 the same way and reports the rate limit", async () => {
-    const marker = `fb-429-${crypto.randomUUID()}`;
+    const marker = `fb-429-${testId()}`;
     const frames = await turn("sim-retry-model", `${marker} [sim:fail=status:429]`);
     expect(frames.at(-1)).toMatchObject({
       response: { status: "failed", error: { code: "rate_limit_exceeded" } },
@@ -51,14 +52,14 @@ describe("upstream retry and fallback", () => {
   });
 
   it("does not retry a 4xx: the request itself is wrong", async () => {
-    const marker = `fb-400-${crypto.randomUUID()}`;
+    const marker = `fb-400-${testId()}`;
     const frames = await turn("sim-retry-model", `${marker} [sim:fail=status:400]`);
     expect(frames.at(-1)).toMatchObject({ type: "response.failed", response: { status: "failed" } });
     expect(await attempts(marker)).toBe(1);
   });
 
   it("never retries after the first event", async () => {
-    const marker = `fb-mid-${crypto.randomUUID()}`;
+    const marker = `fb-mid-${testId()}`;
     const frames = await turn("sim-retry-model", `${marker} [sim:fail=midstream] [sim:tokens=80]`);
     expect(frames[0]?.type).toBe("response.created");
     expect(frames.at(-1)?.type).toBe("response.failed");

@@ -13,6 +13,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -60,7 +61,7 @@ const callParts = (body: Body) =>
 
 describe("Gemini upstream", () => {
   it("runs a 5-turn tool loop across a reconnect; every call goes back with its signature byte-exact", async () => {
-    const marker = `gemini-loop-${crypto.randomUUID()}`;
+    const marker = `gemini-loop-${testId()}`;
     const session = uniqueSession("gemini-loop");
     let ws = await connect({ session });
     let turnOnSocket = 0;
@@ -133,7 +134,7 @@ describe("Gemini upstream", () => {
   });
 
   it("reads the prefix the turn before sent from Gemini's implicit cache and reports it", async () => {
-    const marker = `gemini-cache-${crypto.randomUUID()}`;
+    const marker = `gemini-cache-${testId()}`;
     const instructions = `${marker} You are a careful assistant. `.repeat(20);
     const ws = await connect({ session: uniqueSession("gemini-cache") });
     const settings = { model: MODEL, instructions, tools: [SHELL_TOOL], reasoning: { effort: "low" } };
@@ -162,7 +163,7 @@ describe("Gemini upstream", () => {
   });
 
   it("restores the signatures for an HTTP client that resends everything without encrypted content", async () => {
-    const marker = `gemini-resend-${crypto.randomUUID()}`;
+    const marker = `gemini-resend-${testId()}`;
     const client = sdkClient(undefined, { "session-id": uniqueSession("gemini-resend") });
     const settings = { model: MODEL, tools: [SHELL_TOOL as never], reasoning: { effort: "low" as const } };
     const input: unknown[] = [{ role: "user", content: `${marker}: run \`ls\` [sim:tools=3]` }];
@@ -188,7 +189,7 @@ describe("Gemini upstream", () => {
   });
 
   it("answers Gemini's 400, in OpenAI's shape, to a client that drops the reasoning items", async () => {
-    const marker = `gemini-dropped-${crypto.randomUUID()}`;
+    const marker = `gemini-dropped-${testId()}`;
     const client = sdkClient();
     const settings = { model: MODEL, tools: [SHELL_TOOL as never], store: false };
     const first = await client.responses.create({
@@ -216,7 +217,7 @@ describe("Gemini upstream", () => {
   });
 
   it("gives a client that asks for it the signatures as encrypted content, and takes them back", async () => {
-    const marker = `gemini-include-${crypto.randomUUID()}`;
+    const marker = `gemini-include-${testId()}`;
     const client = sdkClient();
     const settings = {
       model: MODEL,
@@ -251,7 +252,7 @@ describe("Gemini upstream", () => {
   });
 
   it("maps 503 to a retried upstream_overloaded and 429 to a retried rate limit honouring RetryInfo", async () => {
-    const overloaded = `gemini-503-${crypto.randomUUID()}`;
+    const overloaded = `gemini-503-${testId()}`;
     const ws = await connect({ session: uniqueSession("gemini-errors") });
     ws.send({ type: "response.create", model: MODEL, input: `${overloaded} [sim:fail=status:503]` });
     expect(responseOf(await ws.turn(0))).toMatchObject({
@@ -260,7 +261,7 @@ describe("Gemini upstream", () => {
     });
     expect(await recorded(overloaded)).toHaveLength(2); // max_retries: 1
 
-    const limited = `gemini-429-${crypto.randomUUID()}`;
+    const limited = `gemini-429-${testId()}`;
     ws.send({
       type: "response.create",
       model: MODEL,
@@ -274,7 +275,7 @@ describe("Gemini upstream", () => {
     expect(attempts).toHaveLength(2);
     expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(1000);
 
-    const cut = `gemini-midstream-${crypto.randomUUID()}`;
+    const cut = `gemini-midstream-${testId()}`;
     ws.send({
       type: "response.create",
       model: MODEL,
@@ -309,7 +310,7 @@ describe("Gemini upstream", () => {
   });
 
   it("streams thought summaries and text the openai SDK accumulates; a Gemini 2.5 model gets a budget", async () => {
-    const marker = `gemini-sdk-${crypto.randomUUID()}`;
+    const marker = `gemini-sdk-${testId()}`;
     const ws = await connect({ session: uniqueSession("gemini-sdk") });
     ws.send({
       type: "response.create",

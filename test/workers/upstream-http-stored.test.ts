@@ -8,6 +8,7 @@
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -21,7 +22,7 @@ const idOf = (frames: Frame[]) => (frames.at(-1) as unknown as { response: { id:
 
 describe("Responses HTTP upstream in stored mode", () => {
   it("sends chained turns as the delta plus the upstream's previous_response_id", async () => {
-    const marker = `stored-${crypto.randomUUID()}`;
+    const marker = `stored-${testId()}`;
     const session = uniqueSession("stored");
     const ws = await connect({ session });
     let previous: string | null = null;
@@ -44,7 +45,7 @@ describe("Responses HTTP upstream in stored mode", () => {
   });
 
   it("falls back to the full context after the Durable Object forgot the upstream ids, and on a fork", async () => {
-    const marker = `stored-evict-${crypto.randomUUID()}`;
+    const marker = `stored-evict-${testId()}`;
     const session = uniqueSession("stored-evict");
     const ws = await connect({ session });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} root` });

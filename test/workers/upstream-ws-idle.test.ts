@@ -15,6 +15,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, inject, it } from "vitest";
 import { upstreamWarmed } from "../../src/session/warm-on-connect.ts";
 import { sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, type TestSocket, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
 import { connections, recorded, responseOf, type SimConnection } from "./upstream-ws-loop.ts";
 
@@ -50,7 +51,7 @@ describe.concurrent("responses-ws upstream idle close", () => {
     expect,
   }) => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `idle-${crypto.randomUUID()}`;
+    const marker = `idle-${testId()}`;
     const session = uniqueSession("ws-idle");
     const { ws, id } = await firstTurn("sim-ws-idle", marker, session);
     const [first] = await recorded(simulatorUrl, marker);
@@ -98,7 +99,7 @@ describe.concurrent("responses-ws upstream idle close", () => {
 
   it("opens the upstream socket when a client connects, so turn 1 finds it open", async ({ expect }) => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `warm-${crypto.randomUUID()}`;
+    const marker = `warm-${testId()}`;
     const session = uniqueSession("ws-warm");
     // The session's last turn ran on sim-ws-idle: its likely route.
     const { ws } = await firstTurn("sim-ws-idle", marker, session);
@@ -124,7 +125,7 @@ describe.concurrent("responses-ws upstream idle close", () => {
 
   it("warms the route of the model a Codex client announces on a fresh session", async ({ expect }) => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `warm-hint-${crypto.randomUUID()}`;
+    const marker = `warm-hint-${testId()}`;
     const session = uniqueSession("ws-warm-hint");
     const metadata = JSON.stringify({ request_kind: "prewarm", model: "sim-ws-idle" });
     const ws = await connect({ session, headers: { "x-codex-turn-metadata": metadata } });
@@ -139,7 +140,7 @@ describe.concurrent("responses-ws upstream idle close", () => {
 
   it("control: while the upstream socket is open the session stays in memory", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `pinned-${crypto.randomUUID()}`;
+    const marker = `pinned-${testId()}`;
     const session = uniqueSession("ws-pinned");
     const { ws } = await firstTurn("sim-ws", marker, session);
     const before = await instanceOf(session);

@@ -6,6 +6,7 @@
  * the full, correctly ordered history.
  */
 import { describe, expect, inject, it } from "vitest";
+import { testId } from "../support/test-id.ts";
 import { connect, uniqueSession } from "../support/ws-client.ts";
 import { connections, entriesOf, type Recorded, recorded, runToolLoop } from "./upstream-ws-loop.ts";
 
@@ -15,7 +16,7 @@ const FAULTS = "[sim:ws_drop_pct=30] [sim:ws_drop_seed=7]";
 describe("responses-ws upstream recovery", () => {
   it("completes a 30-turn loop through seeded upstream socket drops, resending the full history each time", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `drops-${crypto.randomUUID()}`;
+    const marker = `drops-${testId()}`;
     const ws = await connect({ session: uniqueSession("ws-drops") });
     const loop = await runToolLoop(ws, {
       model: "sim-ws",

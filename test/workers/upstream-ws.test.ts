@@ -11,6 +11,7 @@ import type { StoredItem } from "../../src/protocol/items.ts";
 import { ResponsesWsUpstream, ROTATE_AFTER_MS } from "../../src/upstream/responses-ws/adapter.ts";
 import type { UpstreamRequest } from "../../src/upstream/upstream.ts";
 import { countRows, sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import { connect, uniqueSession, validateWithSdk } from "../support/ws-client.ts";
 import {
   connections,
@@ -29,7 +30,7 @@ const DELTA_FRAME_BOUND = 1200;
 describe("responses-ws upstream", () => {
   it("sends a 30-turn tool loop as deltas on one warm socket: bytes per turn stay flat as history grows", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `delta-${crypto.randomUUID()}`;
+    const marker = `delta-${testId()}`;
     const session = uniqueSession("ws-delta");
     const ws = await connect({ session });
     const loop = await runToolLoop(ws, {
@@ -72,7 +73,7 @@ describe("responses-ws upstream", () => {
 
   it("pre-loads a generate:false warm-up upstream so the first real turn already goes delta-only", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `warm-${crypto.randomUUID()}`;
+    const marker = `warm-${testId()}`;
     const ws = await connect({ session: uniqueSession("ws-warm") });
     const instructions = `You are a careful agent. ${"Follow the house rules. ".repeat(40)}`;
     ws.send({
@@ -116,7 +117,7 @@ describe("responses-ws upstream", () => {
 
   it("sends a fork to an older response as the full context (the upstream only keeps the latest)", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `fork-${crypto.randomUUID()}`;
+    const marker = `fork-${testId()}`;
     const ws = await connect({ session: uniqueSession("ws-fork") });
     const create = (input: string, previous: string | null) =>
       ws.send({ type: "response.create", model: MODEL, store: false, previous_response_id: previous, input });
@@ -141,7 +142,7 @@ describe("responses-ws upstream", () => {
 
   it("replaces a socket at the connection limit and resends the full context, unseen by the client", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `limit-${crypto.randomUUID()}`;
+    const marker = `limit-${testId()}`;
     const ws = await connect({ session: uniqueSession("ws-limit") });
     const loop = await runToolLoop(ws, {
       model: MODEL,
@@ -172,7 +173,7 @@ describe("responses-ws upstream", () => {
 
   it("reports an upstream error frame before the first event as response.failed, and the socket stays usable", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `err-${crypto.randomUUID()}`;
+    const marker = `err-${testId()}`;
     const session = uniqueSession("ws-error");
     const ws = await connect({ session });
     ws.send({ type: "response.create", model: MODEL, input: `${marker} slow down [sim:fail=status:429]` });
@@ -201,7 +202,7 @@ describe("responses-ws upstream", () => {
 
   it("fails the response when the socket drops after output was forwarded, then recovers on the next turn", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `mid-${crypto.randomUUID()}`;
+    const marker = `mid-${testId()}`;
     const ws = await connect({ session: uniqueSession("ws-mid") });
     ws.send({
       type: "response.create",
@@ -234,7 +235,7 @@ describe("responses-ws upstream", () => {
 
   it("closes the upstream socket when a store:false client goes away mid-turn", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `abort-${crypto.randomUUID()}`;
+    const marker = `abort-${testId()}`;
     const session = uniqueSession("ws-abort");
     const ws = await connect({ session });
     ws.send({
@@ -262,7 +263,7 @@ describe("responses-ws upstream", () => {
 describe("responses-ws adapter (direct, against the simulator)", () => {
   it("replaces the socket before the 60-minute limit and sends the full context on the new one", async () => {
     const simulatorUrl = inject("simulatorUrl");
-    const marker = `rotate-${crypto.randomUUID()}`;
+    const marker = `rotate-${testId()}`;
     let clock = 1_000_000;
     const upstream = new ResponsesWsUpstream({
       baseUrl: `${simulatorUrl}/v1`,

@@ -11,6 +11,7 @@ import type { ResponseFunctionToolCall, ResponseInputItem } from "openai/resourc
 import { describe, expect, inject, it } from "vitest";
 import { SHELL_TOOL } from "../support/fixtures.ts";
 import { sdkClient } from "../support/sdk-client.ts";
+import { testId } from "../support/test-id.ts";
 import { simulatorRequests } from "../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -86,7 +87,7 @@ describe("tool outputs reach the upstream next to their calls", () => {
   for (const model of [MODEL, "sim-ws-adjacent", "sim-chat-adjacent"]) {
     it(`${model}: an output sent after a new user message`, async () => {
       const client = sdkClient();
-      const marker = `adjacent-${model}-${crypto.randomUUID()}`;
+      const marker = `adjacent-${model}-${testId()}`;
       const first = await client.responses.create({
         model,
         tools,
@@ -112,7 +113,7 @@ describe("tool outputs reach the upstream next to their calls", () => {
 
   it("a stateless input with the output after a later user message", async () => {
     const client = sdkClient();
-    const marker = `adjacent-stateless-${crypto.randomUUID()}`;
+    const marker = `adjacent-stateless-${testId()}`;
     const response = await client.responses.create({
       model: MODEL,
       tools,
@@ -132,7 +133,7 @@ describe("tool outputs reach the upstream next to their calls", () => {
 describe("items of interrupted responses are completed or dropped", () => {
   it("keeps what the client saw of a response failed mid-stream: its reasoning and the cut message", async () => {
     const client = sdkClient();
-    const marker = `rs-failed-${crypto.randomUUID()}`;
+    const marker = `rs-failed-${testId()}`;
     const failed = await streamed(client, {
       model: MODEL,
       input: `${marker} think [sim:reasoning=1] [sim:tokens=200] [sim:fail=midstream]`,
@@ -160,7 +161,7 @@ describe("items of interrupted responses are completed or dropped", () => {
 
   it("keeps what the client saw of a cancelled response: its reasoning and the cut message", async () => {
     const client = sdkClient();
-    const marker = `rs-cancel-${crypto.randomUUID()}`;
+    const marker = `rs-cancel-${testId()}`;
     const stream = await client.responses.create({
       model: MODEL,
       input: `${marker} think long [sim:reasoning=1] [sim:tokens=5000]`,
@@ -193,7 +194,7 @@ describe("items of interrupted responses are completed or dropped", () => {
 
   it("drops function calls a failed response left unanswered, and keeps them once answered", async () => {
     const client = sdkClient();
-    const marker = `fc-failed-${crypto.randomUUID()}`;
+    const marker = `fc-failed-${testId()}`;
     const failed = await streamed(client, {
       model: MODEL,
       tools,
@@ -233,7 +234,7 @@ describe("items of interrupted responses are completed or dropped", () => {
 
   it("still rejects, like OpenAI, a completed response's call left unanswered", async () => {
     const client = sdkClient();
-    const marker = `fc-completed-${crypto.randomUUID()}`;
+    const marker = `fc-completed-${testId()}`;
     const first = await client.responses.create({ model: MODEL, tools, input: `${marker} run \`ls\`` });
     const [call] = calls(first);
     const next = client.responses.create({
@@ -276,7 +277,7 @@ describe("deleted responses leave a valid history", () => {
 
   it("deleting the response that answered a call drops the call from later contexts", async () => {
     const client = sdkClient();
-    const marker = `delete-answer-${crypto.randomUUID()}`;
+    const marker = `delete-answer-${testId()}`;
     const { r2, r3 } = await chain(client, marker);
     await client.responses.delete(r2.id);
     const next = await client.responses.create({
@@ -293,7 +294,7 @@ describe("deleted responses leave a valid history", () => {
 
   it("deleting the response that made a call drops its output from later contexts", async () => {
     const client = sdkClient();
-    const marker = `delete-call-${crypto.randomUUID()}`;
+    const marker = `delete-call-${testId()}`;
     const { r1, r3 } = await chain(client, marker);
     await client.responses.delete(r1.id);
     const next = await client.responses.create({
@@ -311,7 +312,7 @@ describe("deleted responses leave a valid history", () => {
 describe("requests OpenAI refuses are refused before any upstream call", () => {
   it("an empty input without previous_response_id", async () => {
     const client = sdkClient();
-    const marker = `empty-${crypto.randomUUID()}`;
+    const marker = `empty-${testId()}`;
     expect(
       await rejection(client.responses.create({ model: MODEL, instructions: marker, input: [] })),
     ).toEqual({
@@ -329,7 +330,7 @@ describe("requests OpenAI refuses are refused before any upstream call", () => {
 
   it("max_output_tokens below 16", async () => {
     const client = sdkClient();
-    const marker = `max-${crypto.randomUUID()}`;
+    const marker = `max-${testId()}`;
     const request = client.responses.create({ model: MODEL, input: marker, max_output_tokens: 10 });
     expect(await rejection(request)).toEqual({
       status: 400,
@@ -346,7 +347,7 @@ describe("requests OpenAI refuses are refused before any upstream call", () => {
 
   it("a reasoning item without the item that must follow it", async () => {
     const client = sdkClient();
-    const marker = `rs-input-${crypto.randomUUID()}`;
+    const marker = `rs-input-${testId()}`;
     const input = [
       { role: "user", content: marker },
       { type: "reasoning", id: "rs_client1", summary: [] },
@@ -366,7 +367,7 @@ describe("requests OpenAI refuses are refused before any upstream call", () => {
 
   it("a custom tool call without its output", async () => {
     const client = sdkClient();
-    const marker = `custom-${crypto.randomUUID()}`;
+    const marker = `custom-${testId()}`;
     const input = [
       { role: "user", content: marker },
       { type: "custom_tool_call", call_id: "call_k1", name: "apply_patch", input: "*** Begin Patch" },

@@ -14,6 +14,7 @@
 import { describe, expect, inject, it } from "vitest";
 import { DEFAULT_STORE_FALSE_GRACE_MAX_MS } from "../../src/config/config.ts";
 import { listed, SHELL_TOOL } from "../support/fixtures.ts";
+import { testId } from "../support/test-id.ts";
 import {
   connect,
   simulatorRequests,
@@ -93,7 +94,7 @@ async function reconnect(options: {
   grace: boolean;
   secondWarmUpSettings?: Record<string, unknown>;
 }) {
-  const marker = `warm-up-resend-${crypto.randomUUID()}`;
+  const marker = `warm-up-resend-${testId()}`;
   const session = uniqueSession("warm-up-resend");
   const headers = options.grace ? GRACE : {};
   const instructions = [message("msg_base", "developer", `${marker} You are a coding agent.`)];

@@ -17,6 +17,7 @@ import type { TenantDurableObject } from "../../src/tenancy/tenant-do.ts";
 import { newSigningSecret } from "../../src/webhooks/standard-webhooks.ts";
 import { admin, tenantWithKey } from "../support/admin.ts";
 import { sessionStub } from "../support/session-stub.ts";
+import { testId } from "../support/test-id.ts";
 import type { ReceivedAttempt } from "../support/webhook-receiver.ts";
 import { uniqueSession, workerFetch } from "../support/ws-client.ts";
 
@@ -25,7 +26,7 @@ const MODEL = "deltagate-sim";
 /** A tenant with a key, a session and a webhook endpoint at the receiver (`query`: its plan). */
 async function tenantWithWebhook(label: string, query = "") {
   const { tenant, key } = await tenantWithKey(label);
-  const name = `${label}-${crypto.randomUUID().slice(0, 8)}`;
+  const name = `${label}-${testId().slice(0, 8)}`;
   const url = `${inject("webhookReceiverUrl")}/hooks/${name}${query}`;
   const set = await admin(`/tenants/${tenant}/webhook`, { method: "PUT", body: { url } });
   expect(set.status).toBe(200);
@@ -151,7 +152,7 @@ describe("webhooks", () => {
   it("announces failed, cancelled and incomplete background responses by their own event types", async () => {
     const { key, name, secret, session } = await tenantWithWebhook("wh-types");
     const failed = await create(key, session, { input: "x [sim:fail=before]", background: true });
-    const hold = `wh-types-${crypto.randomUUID()}`;
+    const hold = `wh-types-${testId()}`;
     const cancelled = await create(key, session, {
       input: `x [sim:hold=${hold}] [sim:tools=0]`,
       background: true,
@@ -234,7 +235,7 @@ describe("webhooks", () => {
   it("refuses a loopback target the operator did not allow before any delivery, and drops its event", async () => {
     const { tenant, key } = await tenantWithKey("wh-loopback");
     const session = uniqueSession("wh-loopback");
-    const name = `wh-loopback-${crypto.randomUUID().slice(0, 8)}`;
+    const name = `wh-loopback-${testId().slice(0, 8)}`;
     // The receiver itself, named `localhost`: the same server, but not the allowed origin.
     const url = `http://localhost:${new URL(inject("webhookReceiverUrl")).port}/hooks/${name}`;
     expect((await admin(`/tenants/${tenant}/webhook`, { method: "PUT", body: { url } })).status).toBe(400);

@@ -14,6 +14,7 @@ import {
   upstreamInclude,
 } from "../../../src/upstream/encrypted-reasoning.ts";
 import { UpstreamError, type UpstreamEvent } from "../../../src/upstream/upstream.ts";
+import { testId } from "../../support/test-id.ts";
 
 const BASE = "https://api.example.com/v1";
 
@@ -28,7 +29,7 @@ describe("the include sent upstream", () => {
   });
 
   it("is added to generating requests whose client did not ask, for models not known to refuse it", () => {
-    const model = `m-${crypto.randomUUID()}`;
+    const model = `m-${testId()}`;
     expect(addsEncryptedInclude(BASE, model, undefined, true)).toBe(true);
     expect(addsEncryptedInclude(BASE, model, undefined, false)).toBe(false); // warm-up
     expect(addsEncryptedInclude(BASE, model, [ENCRYPTED_REASONING], true)).toBe(false); // already asked

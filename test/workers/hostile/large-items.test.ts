@@ -14,6 +14,7 @@ import { describe, expect, inject, it } from "vitest";
 import { MAX_ITEM_BYTES, MAX_REQUEST_BYTES } from "../../../src/protocol/size-limits.ts";
 import { responseOwner } from "../../../src/util/ids.ts";
 import { SHELL_TOOL } from "../../support/fixtures.ts";
+import { testId } from "../../support/test-id.ts";
 import {
   connect,
   type Frame,
@@ -89,7 +90,7 @@ const callOf = (response: { output: Array<Record<string, unknown>> }) =>
 
 describe("hostile: large items", () => {
   it("over HTTP: a 5 MB tool output reaches the upstream byte-exact, also when the chain continues", async () => {
-    const marker = `big-http-${crypto.randomUUID()}`;
+    const marker = `big-http-${testId()}`;
     const output = toolOutput(marker, 5_000_000);
     const expected = await sha256(output);
     const session = uniqueSession("large-http");
@@ -137,7 +138,7 @@ describe("hostile: large items", () => {
   });
 
   it("over WebSocket: a 5 MB tool output reaches the upstream byte-exact, also after an eviction", async () => {
-    const marker = `big-ws-${crypto.randomUUID()}`;
+    const marker = `big-ws-${testId()}`;
     const output = toolOutput(marker, 5_000_000);
     const expected = await sha256(output);
     const session = uniqueSession("large-ws");

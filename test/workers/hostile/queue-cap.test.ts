@@ -6,6 +6,7 @@
  */
 import { describe, expect, inject, it } from "vitest";
 import { MAX_QUEUED } from "../../../src/session/lanes.ts";
+import { testId } from "../../support/test-id.ts";
 import { connect, uniqueSession } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -15,7 +16,7 @@ describe("hostile: queued creates per socket", () => {
     const extra = 5;
     // The running response waits on a hold until every refusal arrived: a timed delay raced the
     // sends on a loaded machine (it finished first once, and nothing was left to refuse).
-    const hold = `queue-cap-${crypto.randomUUID()}`;
+    const hold = `queue-cap-${testId()}`;
     const ws = await connect({ session: uniqueSession("queue-cap") });
     ws.send({
       type: "response.create",

@@ -9,6 +9,7 @@
  * owner is no Durable Object at all.
  */
 import { describe, expect, it } from "vitest";
+import { testId } from "../../support/test-id.ts";
 import { connect, KEY_A, KEY_B, uniqueSession, workerFetch } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -118,7 +119,7 @@ const PROBES: Record<string, Probe> = {
 describe("hostile: another tenant's response id", () => {
   it.each(Object.keys(PROBES))("%s: answered exactly as an unknown id", async (route) => {
     const probe = PROBES[route]!;
-    const foreign = await create(KEY_A, `tenant A's own ${crypto.randomUUID()}`);
+    const foreign = await create(KEY_A, `tenant A's own ${testId()}`);
     const own = await create(KEY_B, "tenant B's own");
     const unknown = [sibling(own), sibling(foreign), ownerless(foreign)];
     const answer = masked(await probe(foreign), foreign);

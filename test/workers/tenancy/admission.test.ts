@@ -15,6 +15,7 @@ import { dayOf } from "../../../src/tenancy/clock.ts";
 import { admin, tenantWithKey } from "../../support/admin.ts";
 import { accepted, mintSecret, TEST_SIGNING_KEY, upgradeWith } from "../../support/client-secrets.ts";
 import { sessionStub } from "../../support/session-stub.ts";
+import { testId } from "../../support/test-id.ts";
 import { connect, simulatorRequests, uniqueSession, workerFetch } from "../../support/ws-client.ts";
 
 const MODEL = "deltagate-sim";
@@ -169,10 +170,10 @@ describe("the admission's order", () => {
 describe("compact and input_tokens forwarded upstream", () => {
   it("carry the tenant's own upstream key, and are booked under the caller's key", async () => {
     const { key, keyId, tenant } = await tenantWithKey("cmp-key");
-    const own = `tenantOwn${crypto.randomUUID().replaceAll("-", "")}Key`;
+    const own = `tenantOwn${testId().replaceAll("-", "")}Key`;
     const set = await admin(`/tenants/${tenant}`, { method: "PATCH", body: { upstream_api_key: own } });
     expect(set.status).toBe(200);
-    const marker = `fwd-${crypto.randomUUID()}`;
+    const marker = `fwd-${testId()}`;
     const session = uniqueSession("cmp-key");
     const compacted = await compact(key, { model: FORWARDING_MODEL, input: `${marker} compact` }, session);
     expect(compacted.status).toBe(200);

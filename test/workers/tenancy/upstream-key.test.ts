@@ -17,6 +17,7 @@ import type { TenancyEnv } from "../../../src/tenancy/tenancy-env.ts";
 import { UPSTREAM_KEY_TTL_MS } from "../../../src/tenancy/tenant-upstream-key.ts";
 import { admin, tenantWithKey } from "../../support/admin.ts";
 import { sessionStub } from "../../support/session-stub.ts";
+import { testId } from "../../support/test-id.ts";
 import {
   connect,
   simulatorRequests,
@@ -39,7 +40,7 @@ async function fingerprint(key: string): Promise<string> {
 
 /** A key of no known shape: only redaction by value can catch it. */
 function ownKey(): string {
-  return `tenantOwn${crypto.randomUUID().replaceAll("-", "")}Key`;
+  return `tenantOwn${testId().replaceAll("-", "")}Key`;
 }
 
 async function setUpstreamKey(tenant: string, key: string | null): Promise<void> {
@@ -88,7 +89,7 @@ describe("a tenant's own upstream key", () => {
     const plain = await tenantWithKey("plain-http");
     const key = ownKey();
     await setUpstreamKey(own.tenant, key);
-    const marker = `byok-${crypto.randomUUID()}`;
+    const marker = `byok-${testId()}`;
     for (const [who, tag] of [
       [own.key, "own"],
       [plain.key, "plain"],
@@ -113,7 +114,7 @@ describe("a tenant's own upstream key", () => {
     const key = ownKey();
     await setUpstreamKey(tenant, key);
     const session = uniqueSession("byok-ws");
-    const marker = `byok-ws-${crypto.randomUUID()}`;
+    const marker = `byok-ws-${testId()}`;
     const ws = await connect({ key: tenantKey, session });
     await wsTurn(ws, 0, "sim-ws", `${marker} one`);
     const [first] = await seenBy(`${marker} one`);
@@ -159,7 +160,7 @@ describe("a tenant's own upstream key", () => {
     const [oldKey, newKey] = [ownKey(), ownKey()];
     await setUpstreamKey(tenant, oldKey);
     const session = uniqueSession("byok-rotate");
-    const marker = `byok-rot-${crypto.randomUUID()}`;
+    const marker = `byok-rot-${testId()}`;
     const ws = await connect({ key: tenantKey, session });
     await wsTurn(ws, 0, "sim-ws", `${marker} one`);
     expect((await seenBy(`${marker} one`))[0]?.key).toBe(await fingerprint(oldKey));

@@ -17,6 +17,7 @@ import type { UsageBucket, UsageTotal } from "../../../src/tenancy/usage-report.
 import { tenantWithKey } from "../../support/admin.ts";
 import { SHELL_TOOL } from "../../support/fixtures.ts";
 import { sessionStub } from "../../support/session-stub.ts";
+import { testId } from "../../support/test-id.ts";
 import { connect, type Frame, uniqueSession, workerFetch } from "../../support/ws-client.ts";
 
 const CLAUDE = "sim-claude";
@@ -66,7 +67,7 @@ describe("usage with the cache and the price", () => {
   it("shows cached and cache-write tokens and each turn's cost in the Response, the timing event, the log line, the ledger and GET /v1/usage", async () => {
     const log = vi.spyOn(console, "log");
     const { key, tenant } = await tenantWithKey("cost");
-    const marker = `cost-${crypto.randomUUID()}`;
+    const marker = `cost-${testId()}`;
     const instructions = `${marker} You are a careful assistant. `.repeat(20);
     const ws = await connect({
       key,
