@@ -42,6 +42,26 @@ describe("keepalive", () => {
   });
 
   it("sends event: keepalive on SSE, logs it for replay, and the SDK's HTTP stream finishes", async () => {
+    // The SDK's two ways of reading a stream run beside the raw one: each waits out the same
+    // silent upstream.
+    const client = sdkClient();
+    const sdkStream = (async () => {
+      const stream = client.responses.stream({ model: MODEL, input: SILENT });
+      const seen: string[] = [];
+      stream.on("event", (event) => seen.push(event.type));
+      return [seen, await stream.finalResponse()] as const;
+    })();
+    const sdkIterated = (async () => {
+      const iterated: string[] = [];
+      for await (const event of await client.responses.create({
+        model: MODEL,
+        input: SILENT,
+        stream: true,
+      })) {
+        iterated.push(event.type);
+      }
+      return iterated;
+    })();
     const auth = { authorization: `Bearer ${KEY_A}` };
     const res = await workerFetch("/v1/responses", {
       method: "POST",
@@ -62,23 +82,17 @@ describe("keepalive", () => {
     ).rest();
     expect(replay.map((e) => e.data)).toEqual(events.map((e) => e.data));
 
-    const client = sdkClient();
-    const stream = client.responses.stream({ model: MODEL, input: SILENT });
-    const seen: string[] = [];
-    stream.on("event", (event) => seen.push(event.type));
-    const final = await stream.finalResponse();
+    const [seen, final] = await sdkStream;
     expect(final.status).toBe("completed");
     expect(seen).toContain("keepalive");
-    const iterated: string[] = [];
-    for await (const event of await client.responses.create({ model: MODEL, input: SILENT, stream: true })) {
-      iterated.push(event.type);
-    }
+    const iterated = await sdkIterated;
     expect(iterated).toContain("keepalive");
     expect(iterated.at(-1)).toBe("response.completed");
   });
 
   it("sends none to a socket that turned them off at its upgrade (header or query parameter)", async () => {
-    for (const path of ["/v1/responses", "/v1/responses?keepalive=0"]) {
+    // Both sockets at once: each turn waits out the same silent upstream.
+    const off = async (path: string) => {
       const headers: Record<string, string> = { upgrade: "websocket", authorization: `Bearer ${KEY_A}` };
       if (!path.includes("?")) headers["x-deltagate-keepalive"] = "0";
       const res = await workerFetch(path, { headers });
@@ -98,7 +112,8 @@ describe("keepalive", () => {
       expect(frames.map((f) => f.type)).not.toContain("keepalive");
       expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
       socket.close();
-    }
+    };
+    await Promise.all(["/v1/responses", "/v1/responses?keepalive=0"].map(off));
   });
 
   it("sends none on an HTTP stream that turned them off; a malformed value is a 400", async () => {
