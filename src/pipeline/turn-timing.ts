@@ -114,7 +114,7 @@ export interface TurnLog {
  * Writes one JSON line for a turn (Workers Logs / `wrangler tail` collect `console.log`), on the
  * next turn of the event loop: a socket's frames are written when the handler yields, so a line
  * logged at once would hold back the terminal event it follows by the cost of `console.log`
- * (measured, issue #27: docs/benchmarks.md "Deltagate over the floor").
+ * (measured, issue #27: docs/benchmarks.md, where Deltagate's cost over the floor goes).
  */
 export function logTurn(entry: TurnLog): void {
   const line = {
