@@ -9,11 +9,30 @@
  *   https://developers.openai.com/api/docs/guides/websocket-mode
  */
 
+import { isRecord } from "./json.ts";
+
 /** A server → client event: `type`, `sequence_number` and the event's fields. */
 export interface ServerEvent {
   type: string;
   sequence_number: number;
   [field: string]: unknown;
+}
+
+/**
+ * The event a stream's `data` line carries, or null when it is not one (not JSON, no string
+ * `type`, no numeric `sequence_number`): for reading a stream Deltagate itself rendered (a
+ * conversation's turn relayed from another session, src/session/conversation-relay.ts).
+ */
+export function parseServerEvent(data: string): ServerEvent | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  if (!isRecord(value) || typeof value.type !== "string" || typeof value.sequence_number !== "number")
+    return null;
+  return { ...value, type: value.type, sequence_number: value.sequence_number };
 }
 
 /** Events that announce a response before any output (carry only the Response object). */

@@ -15,6 +15,7 @@
  * in memory only: running it again after a wake costs less than a row written on every turn.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
+import { isRecord } from "../protocol/json.ts";
 import type { ResponseDependent } from "../store/response-deletion.ts";
 import type { Classifier, Verdict } from "./classifier.ts";
 
@@ -41,6 +42,29 @@ const MAX_PARAMS = 100;
 export interface ChainRow {
   policy: string;
   verdict: Verdict;
+}
+
+/**
+ * A verdict as this module stored it (`JSON.stringify` of a `Verdict`), or null when the text is
+ * not one: a row that cannot be read counts as absent (its text is checked again).
+ */
+function storedVerdict(text: string): Verdict | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!isRecord(value) || typeof value.flagged !== "boolean") return null;
+  const categories: Record<string, boolean> = {};
+  const scores: Record<string, number> = {};
+  for (const [name, hit] of Object.entries(isRecord(value.categories) ? value.categories : {})) {
+    if (typeof hit === "boolean") categories[name] = hit;
+  }
+  for (const [name, score] of Object.entries(isRecord(value.scores) ? value.scores : {})) {
+    if (typeof score === "number") scores[name] = score;
+  }
+  return { flagged: value.flagged, categories, scores };
 }
 
 /** A verdict to cache. */
@@ -83,7 +107,8 @@ export class VerdictCache implements ResponseDependent {
         )
         .toArray();
       for (const row of rows) {
-        const verdict = JSON.parse(row.verdict) as Verdict;
+        const verdict = storedVerdict(row.verdict);
+        if (!verdict) continue; // unreadable: classified again, as if never cached
         found.set(row.hash, verdict);
         this.remember(classifier, row.hash, verdict);
       }
@@ -126,7 +151,7 @@ export class VerdictCache implements ResponseDependent {
         policy,
       )
       .toArray()[0];
-    return row ? (JSON.parse(row.verdict) as Verdict) : null;
+    return row ? storedVerdict(row.verdict) : null;
   }
 
   /** Records that the chain ending at `responseId` was checked under `policy`. */
@@ -149,7 +174,10 @@ export class VerdictCache implements ResponseDependent {
         responseId,
       )
       .toArray()
-      .map((row) => ({ policy: row.policy, verdict: JSON.parse(row.verdict) as Verdict }));
+      .flatMap((row) => {
+        const verdict = storedVerdict(row.verdict);
+        return verdict ? [{ policy: row.policy, verdict }] : [];
+      });
   }
 
   /** Records chain rows exported by another session of the tenant for the imported `responseId`. */

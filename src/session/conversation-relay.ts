@@ -24,7 +24,7 @@ import type { EventSink } from "../engine/event-sink.ts";
 import type { CreateRequest } from "../protocol/create-request.ts";
 import { ApiError, conversationNotFound, internalError } from "../protocol/errors.ts";
 import { isRecord } from "../protocol/json.ts";
-import type { ServerEvent } from "../protocol/server-events.ts";
+import { parseServerEvent } from "../protocol/server-events.ts";
 import { parseSse } from "../upstream/sse.ts";
 import { conversationOwner } from "../util/ids.ts";
 import type { Connection } from "./connection.ts";
@@ -107,7 +107,8 @@ export class ConversationRelay {
     let responseId: string | null = null;
     try {
       for await (const { data } of parseSse(answer.body, gone)) {
-        const event = JSON.parse(data) as ServerEvent;
+        const event = parseServerEvent(data);
+        if (!event) throw internalError(); // the owner rendered this stream: not an event is a bug
         if (event.type === "response.created" && isRecord(event.response)) {
           responseId = typeof event.response.id === "string" ? event.response.id : null;
         }

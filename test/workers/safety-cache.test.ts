@@ -72,4 +72,29 @@ describe("safety verdict cache", () => {
       },
     );
   });
+
+  it("counts a row it cannot read as absent, so its text is checked again", async () => {
+    await runInDurableObject(
+      sessionStub("tenant-a", uniqueSession("safety-cache-bad")),
+      (_instance, state) => {
+        const sql = state.storage.sql;
+        for (const [hash, text] of [
+          ["bad-json", "{not json"],
+          ["bad-shape", '{"flagged":"yes"}'],
+        ]) {
+          sql.exec(
+            "INSERT INTO safety_verdicts (classifier, hash, flagged, verdict, checked_at) VALUES (?, ?, 0, ?, 0)",
+            remoteA.id,
+            hash,
+            text,
+          );
+        }
+        sql.exec("INSERT INTO safety_chains (response_id, policy, verdict) VALUES ('resp_bad', 'p', 'nope')");
+        const cache = new VerdictCache(sql);
+        expect(cache.lookup(remoteA, ["bad-json", "bad-shape"]).size).toBe(0);
+        expect(cache.chain("resp_bad", "p")).toBeNull();
+        expect(cache.exportChain("resp_bad")).toEqual([]);
+      },
+    );
+  });
 });
