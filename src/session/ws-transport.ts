@@ -364,7 +364,7 @@ export class WebSocketTransport {
         const sink = laneSink(conn, streamId);
         const run = relay.run(conn, target, request, bytes, sink, conn.closed.signal).then(
           () => {
-            conn.lastDoneAt = new TurnTimer().clock();
+            conn.lastDoneAt = performance.now(); // the clock connection.ts documents
           },
           (error: unknown) => {
             const where = failureLabel("relayed turn failed", this.idsOf(conn), this.redactor);
