@@ -1,8 +1,8 @@
 /**
  * Server → client events of the Responses streaming protocol, shared by SSE and WebSocket mode:
- * their shape and the event-type vocabulary every module classifies them by. Owns the lifecycle
- * and terminal event-type sets (the one definition; adapters, the engine and the transports all
- * read these).
+ * their shape (and reading one back from a stream's text) and the event-type vocabulary every
+ * module classifies them by. Owns the lifecycle and terminal event-type sets (the one
+ * definition; adapters, the engine and the transports all read these).
  * Invariant: a response's stream is `response.created`, `response.in_progress`, output events, then
  * exactly one terminal event; a request-level `error` ends a stream that never started.
  * Source: https://platform.openai.com/docs/api-reference/responses-streaming,
