@@ -4,7 +4,8 @@
  * 10,000 `send`s would stall the quiet session's own timers, and charge that to Deltagate).
  * Usage: node bench/tenancy-flooder.ts WS_URL KEY SESSION FRAMES [SHAPE]
  * Opens one socket, prints "open", waits for "go" on stdin, sends FRAMES tiny frames of SHAPE at
- * once, then prints one JSON line: the replies by event type/code and how the socket ended.
+ * once, then prints one JSON line, once every frame is answered: the replies by event type/code and
+ * how the socket ended (null: still open when the flooder closed it).
  * Shapes (issue #23: the flood screen must not depend on them): `default` — default-lane
  * `response.create`s, `type` first (as every SDK writes them); `stream_id` — creates on a named
  * lane; `reordered` — creates whose `type` is their last member; `unknown` — an event type no
@@ -50,14 +51,30 @@ for await (const line of lines) {
   break;
 }
 lines.close();
-// Done once the socket closed, or nothing came for 2 s.
+// Done once every frame has its last reply (an `error` event, or a create's terminal event), the
+// server closed the socket, or nothing came for 2 s (a frame left unanswered: the counts show it).
+const TERMINAL = ["response.completed", "response.failed", "response.incomplete"];
+const answered = () =>
+  Object.entries(replies)
+    .filter(([label]) => label.startsWith("error:") || TERMINAL.includes(label))
+    .reduce((sum, [, n]) => sum + n, 0);
 let count = -1;
-while (closed === null) {
+let quietSince = performance.now();
+while (closed === null && answered() < frames && performance.now() - quietSince < 2_000) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
   const total = Object.values(replies).reduce((a, b) => a + b, 0);
-  if (total === count) break;
-  count = total;
-  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  if (total !== count) {
+    count = total;
+    quietSince = performance.now();
+  }
 }
-process.stdout.write(`${JSON.stringify({ replies, closed })}\n`);
-ws.close();
+// How the socket ended is read before closing it ourselves; the close handshake then delivers any
+// reply the server sent before it (a frame answered twice still shows in the counts).
+const ended = closed;
+if (ended === null) {
+  const gone = new Promise((resolve) => ws.once("close", resolve));
+  ws.close();
+  await gone;
+}
+process.stdout.write(`${JSON.stringify({ replies, closed: ended })}\n`);
 process.exit(0);

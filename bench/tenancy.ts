@@ -17,8 +17,11 @@
  *   against the same session alone — one row per shape of frame (issue #23: default-lane creates,
  *   `stream_id` creates, creates whose `type` is not first, unknown event types) at the runtime,
  *   and the default-lane flood through the proxy.
- * `BENCH_SECONDS` (default 30) is each phase's length; `BENCH_SECONDS=3 BENCH_FLOOD_FRAMES=500`
- * is the smoke run; `BENCH_PHASES=flood` (or `tenants`) runs one half. `BENCH_ROUNDS` (default 2)
+ * `BENCH_SECONDS` (default 30) is each tenant phase's length; a flood phase lasts a third of it, at
+ * least 3 s but never longer than a tenant phase (10 s at the default). Every session runs at least
+ * one turn however short its phase. `BENCH_SECONDS=1 BENCH_FLOOD_FRAMES=500 BENCH_ROUNDS=1
+ * BENCH_NOISY_LIMIT=4` is the smoke run (test/node/bench-tenancy-smoke.test.ts); `BENCH_PHASES=flood`
+ * (or `tenants`) runs one half. `BENCH_ROUNDS` (default 2)
  * repeats both comparisons, their sides interleaved, so the rounds' spread shows the run's noise.
  * Results are printed as a table and written to bench/results/tenancy-latest.json (the folder:
  * `BENCH_RESULTS_DIR`).
@@ -36,6 +39,8 @@ const NOISY_LIMIT = Number(process.env.BENCH_NOISY_LIMIT ?? Math.round(2 * 60 * 
 const FLOOD_FRAMES = Number(process.env.BENCH_FLOOD_FRAMES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PHASES = new Set((process.env.BENCH_PHASES ?? "tenants,flood").split(","));
+/** A flood phase: a third of a tenant phase, at least 3 s, never longer than a tenant phase. */
+const FLOOD_SECONDS = Math.min(SECONDS, Math.max(3, SECONDS / 3));
 const TENANTS = 10;
 const MODEL = "deltagate-sim";
 
@@ -103,10 +108,14 @@ function turn(ws: WebSocket, input: string): Promise<{ ms: number; outcome: stri
   });
 }
 
-/** Sequential turns at `rate` per second until `until`. */
+/**
+ * Sequential turns at `rate` per second until `until`, and always at least one: a phase's sockets
+ * open one after the other before its turns start, and on a busy machine a short phase can be over
+ * before the last one opens, which must not leave a session with no turn to report.
+ */
 async function loop(ws: WebSocket, rate: number, until: number, into: Tally): Promise<void> {
   const period = 1000 / rate;
-  while (performance.now() < until) {
+  do {
     const next = performance.now() + period;
     const { ms, outcome } = await turn(ws, "bench [sim:tokens=20] [sim:tools=0]");
     if (outcome === "completed") {
@@ -116,7 +125,7 @@ async function loop(ws: WebSocket, rate: number, until: number, into: Tally): Pr
     else into.otherErrors.push(outcome);
     const wait = next - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  }
+  } while (performance.now() < until);
 }
 
 async function tenantsPhase(withNoisy: boolean, keys: string[]): Promise<{ quiet: Tally; noisy: Tally }> {
@@ -182,7 +191,7 @@ async function floodPhase(
   const ws = await open(LOCAL_DEV_KEY, `flood-quiet-${shape}-${Date.now()}`, url);
   const flooder = shape ? await startFlooder(url, shape) : null;
   if (flooder) setTimeout(() => flooder.go(), 200);
-  await loop(ws, RATE * 5, performance.now() + Math.max(3, SECONDS / 3) * 1000, quiet);
+  await loop(ws, RATE * 5, performance.now() + FLOOD_SECONDS * 1000, quiet);
   ws.close();
   return { quiet, flooder: flooder ? await flooder.done : null };
 }
