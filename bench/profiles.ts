@@ -44,7 +44,7 @@ export interface ProfileDef {
   clientProvider: LinkSpec | null;
   /** Deltagate → upstream; null = loopback. */
   edgeProvider: LinkSpec | null;
-  /** Scenarios run in this profile unless `BENCH_SCENARIOS` says otherwise. */
+  /** Scenarios run in this profile unless `BENCH_SCENARIOS` has entries for it (bench/config.ts). */
   defaultScenarios: readonly ScenarioId[];
   /**
    * True for the profiles the issue #8 targets are measured in (zero, far2): they get

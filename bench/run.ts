@@ -18,7 +18,7 @@ import { arch, cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { REPO_ROOT, wranglerEnv } from "../scripts/local-stack.ts";
 import { DEFAULT_CONNECTION_CACHE_SIZE } from "../simulator/store.ts";
-import { type BenchConfig, isDefaultRun, loadConfig } from "./config.ts";
+import { type BenchConfig, isDefaultRun, loadConfig, scenariosFor } from "./config.ts";
 import { buildFloorReport } from "./floor-report.ts";
 import type { GatewayId } from "./gateways.ts";
 import { parseLinkSpec } from "./link-spec.ts";
@@ -30,7 +30,6 @@ import {
   hopsBetween,
   PROFILE_IDS,
   type Profile,
-  type ProfileDef,
   profileDefs,
   startProfile,
   upstreamKey,
@@ -38,7 +37,7 @@ import {
 import { BENCH_PAGE } from "./readme-block.ts";
 import { buildReport, newScenarioRun, type ScenarioRun } from "./report.ts";
 import { checkTargets, type ProfileResult, type ResultsFile } from "./results.ts";
-import { SCENARIO_IDS, type ScenarioId, type ScenarioRunParams, scenarioById } from "./scenarios.ts";
+import { type ScenarioId, type ScenarioRunParams, scenarioById } from "./scenarios.ts";
 import { type BenchStack, type GatewayStack, startBenchStack, type UpstreamNeed } from "./stack.ts";
 import { renderChart } from "./svg-chart.ts";
 import { renderMarkdown } from "./tables.ts";
@@ -109,13 +108,6 @@ interface Cell {
   profile: Profile;
   run: ScenarioRun;
   rounds: number;
-}
-
-/** The scenarios of each selected profile: `BENCH_SCENARIOS` (plus A) or the profile's defaults. */
-function scenariosFor(def: ProfileDef, config: BenchConfig): ScenarioId[] {
-  const chosen = new Set<ScenarioId>(config.BENCH_SCENARIOS ?? def.defaultScenarios);
-  chosen.add("A"); // the baseline every ratio is computed against
-  return SCENARIO_IDS.filter((id) => chosen.has(id));
 }
 
 /** `after − before` of one field of two CPU readings, or null when either is missing. */
@@ -197,7 +189,7 @@ async function main(): Promise<number> {
     needs.push({ key: loadKey, modelTime: "zero", edgeProvider: null });
 
   const extraGateways = gatewaysNeeded(
-    defs.map((d) => ({ ids: scenariosFor(d, config) })),
+    defs.map((d) => ({ ids: scenariosFor(d, config.BENCH_SCENARIOS) })),
     config,
   );
   log(`starting the simulators and wrangler dev (deltagate${extraGateways.map((g) => `, ${g}`).join("")})…`);
@@ -216,7 +208,7 @@ async function main(): Promise<number> {
     }
     log(`${workerdCount()} workerd process(es) found for CPU accounting`);
     const cells: Cell[] = profiles.flatMap((profile) =>
-      scenariosFor(profile.def, config).map((id) => ({
+      scenariosFor(profile.def, config.BENCH_SCENARIOS).map((id) => ({
         profile,
         run: newScenarioRun(scenarioById(id)),
         rounds: profile.def.primary ? config.BENCH_ROUNDS : config.BENCH_SECONDARY_ROUNDS,
@@ -351,7 +343,9 @@ async function main(): Promise<number> {
         turns: config.BENCH_TURNS,
         warmupTurns: config.BENCH_WARMUP_TURNS,
         profiles: defs.map((d) => d.id),
-        scenarios: config.BENCH_SCENARIOS ?? "per-profile defaults",
+        scenarios:
+          config.BENCH_SCENARIOS?.map((c) => (c.profile ? `${c.profile}/${c.id}` : c.id)) ??
+          "per-profile defaults",
         reconnectEvery: config.BENCH_RECONNECT_EVERY,
         link: config.BENCH_LINK,
         loadSessions: config.BENCH_LOAD_SESSIONS,
