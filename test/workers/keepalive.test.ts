@@ -7,7 +7,7 @@
  * the response without error. A client that sends `x-deltagate-keepalive: 0` (on its upgrade, or
  * `?keepalive=0`; on a `POST /v1/responses`) gets none: its stream stays contiguous without them.
  */
-import { describe, expect, it } from "vitest";
+import { describe, it } from "vitest";
 import { sdkClient } from "../support/sdk-client.ts";
 import { SseReader } from "../support/sse-reader.ts";
 import { connect, KEY_A, uniqueSession, validateWithSdk, workerFetch } from "../support/ws-client.ts";
@@ -15,8 +15,12 @@ import { connect, KEY_A, uniqueSession, validateWithSdk, workerFetch } from "../
 const MODEL = "deltagate-sim";
 const SILENT = "think first [sim:delay_ms=3000] [sim:tokens=5]";
 
-describe("keepalive", () => {
-  it("fills a silent upstream with keepalive frames on every lane; the SDK accumulator ignores them", async () => {
+// The tests run at once: each waits out its own silent upstream (3 s), so side by side the file
+// takes one wait instead of four. Sessions are their own (distinct session ids and conversations).
+describe.concurrent("keepalive", () => {
+  it("fills a silent upstream with keepalive frames on every lane; the SDK accumulator ignores them", async ({
+    expect,
+  }) => {
     const ws = await connect({ session: uniqueSession("keepalive-ws") });
     ws.send({ type: "response.create", model: MODEL, input: SILENT });
     ws.send({ type: "response.create", model: MODEL, stream_id: "side", input: SILENT });
@@ -41,7 +45,9 @@ describe("keepalive", () => {
     ws.close();
   });
 
-  it("sends event: keepalive on SSE, logs it for replay, and the SDK's HTTP stream finishes", async () => {
+  it("sends event: keepalive on SSE, logs it for replay, and the SDK's HTTP stream finishes", async ({
+    expect,
+  }) => {
     // The SDK's two ways of reading a stream run beside the raw one: each waits out the same
     // silent upstream.
     const client = sdkClient();
@@ -90,7 +96,9 @@ describe("keepalive", () => {
     expect(iterated.at(-1)).toBe("response.completed");
   });
 
-  it("sends none to a socket that turned them off at its upgrade (header or query parameter)", async () => {
+  it("sends none to a socket that turned them off at its upgrade (header or query parameter)", async ({
+    expect,
+  }) => {
     // Both sockets at once: each turn waits out the same silent upstream.
     const off = async (path: string) => {
       const headers: Record<string, string> = { upgrade: "websocket", authorization: `Bearer ${KEY_A}` };
@@ -116,7 +124,7 @@ describe("keepalive", () => {
     await Promise.all(["/v1/responses", "/v1/responses?keepalive=0"].map(off));
   });
 
-  it("sends none on an HTTP stream that turned them off; a malformed value is a 400", async () => {
+  it("sends none on an HTTP stream that turned them off; a malformed value is a 400", async ({ expect }) => {
     const headers = { authorization: `Bearer ${KEY_A}`, "content-type": "application/json" };
     const res = await workerFetch("/v1/responses", {
       method: "POST",
