@@ -1,10 +1,11 @@
 /**
  * Codex CLI (`codex exec`, @openai/codex 0.171.0) unchanged against a Claude-shaped and a
  * Gemini-shaped route through `npm start`'s stack (issue #26: "real clients unchanged"), one stack
- * per provider: `UPSTREAMS` sends the model Codex is configured with (`deltagate-sim`, the one its
- * model catalog describes, so no metadata warning item) to the simulator's Anthropic Messages or
- * Gemini endpoint with `hosted_tools: "omit"` (docs/anthropic.md and docs/gemini.md, "Namespace
- * tools and hosted tools"). Codex offers its `multi_agent_v1` namespace and `web_search` on every
+ * for both: `UPSTREAMS` sends each model Codex is configured with (`deltagate-sim-claude`,
+ * `deltagate-sim-gemini`: its model catalog describes them, so no metadata warning item) to the
+ * simulator's Anthropic Messages or Gemini endpoint with `hosted_tools: "omit"` (docs/anthropic.md
+ * and docs/gemini.md, "Namespace tools and hosted tools"). The tests run one after the other and
+ * each reads only what the stack recorded (upstream requests, client frames) since it started. Codex offers its `multi_agent_v1` namespace and `web_search` on every
  * request: the route offers the model the namespace's functions flattened
  * (`multi_agent_v1__spawn_agent`, …) and leaves `web_search` out, and the task — a real shell
  * command in Codex's sandbox — completes over the WebSocket, chained turn by turn, with every model
@@ -32,6 +33,7 @@ afterAll(() => {
 const PROVIDERS = [
   {
     provider: "Claude",
+    model: "deltagate-sim-claude",
     route: { api: "anthropic-messages", base_url: "{SIM}/v1", upstream_model: "claude-sim-1" },
     path: "/v1/messages",
     offered: (body: Json) => (body.tools as Array<{ name: string }>).map((tool) => tool.name),
@@ -45,6 +47,7 @@ const PROVIDERS = [
   },
   {
     provider: "Gemini",
+    model: "deltagate-sim-gemini",
     route: { api: "gemini", base_url: "{SIM}/v1beta", upstream_model: "gemini-3-flash-sim" },
     path: "/v1beta/models/gemini-3-flash-sim:streamGenerateContent",
     offered: (body: Json) =>
@@ -61,22 +64,34 @@ const PROVIDERS = [
   },
 ] as const;
 
-describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provider) => {
-  const e2e = useProxiedStack({
-    UPSTREAMS: JSON.stringify([
-      {
-        model: "deltagate-sim",
-        ...provider.route,
-        api_key_var: "UPSTREAM_API_KEY",
-        hosted_tools: "omit",
-      },
-    ]),
-  });
+const e2e = useProxiedStack({
+  UPSTREAMS: JSON.stringify(
+    PROVIDERS.map((provider) => ({
+      model: provider.model,
+      ...provider.route,
+      api_key_var: "UPSTREAM_API_KEY",
+      hosted_tools: "omit",
+    })),
+  ),
+});
 
+/** What the stack records from now on: upstream requests and client frames (the tests run in turn). */
+function recordedFromNow() {
+  const upstreamFrom = e2e.stack.simulator!.recorder.list().length;
+  const framesFrom = e2e.proxy.frames.length;
+  return {
+    upstream: () => e2e.stack.simulator!.recorder.list().slice(upstreamFrom),
+    frames: () => e2e.proxy.frames.slice(framesFrom),
+  };
+}
+
+describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provider) => {
   it("runs a real shell tool call with Codex's namespace tool served and web_search left out", async () => {
     const proof = `hello-from-${provider.provider}-route-${testId()}`;
+    const recorded = recordedFromNow();
     const run = await runCodexExec({
       baseUrl: `${e2e.proxy.url}/v1`,
+      model: provider.model,
       prompt: `Write the proof file by running \`echo ${proof} > proof.txt\` and report back.`,
       timeoutMs: 60_000,
     });
@@ -95,7 +110,8 @@ describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provide
     expect(items.at(-1)?.text).toMatch(/^Done after 1 tool call\(s\)\./);
 
     // Codex offered its namespace and web_search on every frame, and chained its turns.
-    const creates = e2e.proxy.frames
+    const creates = recorded
+      .frames()
       .filter((f) => f.from === "client")
       .map((f) => f.data as Json)
       .filter((f) => f.type === "response.create");
@@ -109,7 +125,7 @@ describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provide
     // Upstream: two requests in the provider's format (the warm-up generates nothing), each
     // offering the namespace's functions flattened and no web_search; the second carries the
     // first's call and its answer.
-    const upstream = e2e.stack.simulator!.recorder.list();
+    const upstream = recorded.upstream();
     expect(upstream.map((r) => [r.path, r.status])).toEqual([
       [provider.path, 200],
       [provider.path, 200],
@@ -134,15 +150,17 @@ describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provide
     };
     const first = await runCodexExec({
       baseUrl,
+      model: provider.model,
       prompt: "Write the first file by running `echo one > one.txt` and report back.",
       timeoutMs: 60_000,
       keepSession: true,
     });
     cleanups.push(first.cleanup);
     clean(first, "one.txt", "one");
-    const before = e2e.stack.simulator!.recorder.list().length;
+    const recorded = recordedFromNow();
     const resumed = await runCodexExec({
       baseUrl,
+      model: provider.model,
       prompt: "Now write the second file by running `echo two > two.txt`.",
       timeoutMs: 60_000,
       resume: first,
@@ -155,7 +173,7 @@ describe.each(PROVIDERS)("codex exec against a $provider-shaped route", (provide
 
     // The resumed run's first model request: the provider's format, the first run's call and
     // result, then the new prompt.
-    const after = e2e.stack.simulator!.recorder.list().slice(before);
+    const after = recorded.upstream();
     expect(after.map((r) => [r.path, r.status])[0]).toEqual([provider.path, 200]);
     const firstResumed = (after[0]?.body ?? {}) as Json;
     expect(provider.loop(firstResumed)).toEqual(provider.expectedLoop);

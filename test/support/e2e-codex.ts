@@ -73,18 +73,34 @@ export interface CodexExecOptions {
   resume?: CodexRun;
   /** Extra lines for the `[model_providers.deltagate]` table (e.g. `http_headers = { … }`). */
   providerSettings?: readonly string[];
+  /** The model Codex asks for, one of test/fixtures/codex/model-catalog.json's (default `deltagate-sim`). */
+  model?: string;
 }
+
+/** The template's model line, which `model` replaces. */
+const DEFAULT_MODEL_LINE = 'model = "deltagate-sim"';
 
 /**
  * The CODEX_HOME config.toml for `baseUrl`.
  * @throws {Error} when the template no longer has the placeholders it is filled through.
  */
-export function codexConfig(baseUrl: string, providerSettings: readonly string[] = []): string {
+export function codexConfig(
+  baseUrl: string,
+  providerSettings: readonly string[] = [],
+  model = "deltagate-sim",
+): string {
   const template = readFileSync(join(REPO_ROOT, "test/fixtures/codex/config.toml.template"), "utf8");
-  if (!template.includes("http://127.0.0.1:PORT/v1") || !template.includes("/ABS/PATH/")) {
-    throw new Error("config.toml.template lost its `http://127.0.0.1:PORT/v1` or `/ABS/PATH/` placeholder");
+  if (
+    !template.includes("http://127.0.0.1:PORT/v1") ||
+    !template.includes("/ABS/PATH/") ||
+    !template.startsWith(`${DEFAULT_MODEL_LINE}\n`)
+  ) {
+    throw new Error(
+      "config.toml.template lost its `http://127.0.0.1:PORT/v1` or `/ABS/PATH/` placeholder or its first line, the model",
+    );
   }
   const filled = template
+    .replace(DEFAULT_MODEL_LINE, `model = ${JSON.stringify(model)}`)
     .replace("http://127.0.0.1:PORT/v1", baseUrl)
     .replace("/ABS/PATH/", `${REPO_ROOT}/`)
     .trimEnd();
@@ -109,7 +125,10 @@ export async function runCodexExec(options: CodexExecOptions): Promise<CodexRun 
     mkdirSync(home);
     mkdirSync(workdir);
   }
-  writeFileSync(join(home, "config.toml"), codexConfig(options.baseUrl, options.providerSettings));
+  writeFileSync(
+    join(home, "config.toml"),
+    codexConfig(options.baseUrl, options.providerSettings, options.model),
+  );
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
     if (!name.startsWith("OPENAI_") && !name.startsWith("CODEX_")) env[name] = value;
