@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ScenarioReport } from "../../bench/report.ts";
 import type { ResultsFile } from "../../bench/results.ts";
 import { REPO_ROOT } from "../../scripts/local-stack.ts";
-import { runProcess } from "../support/e2e-process.ts";
+import { type ProcessResult, runProcess } from "../support/e2e-process.ts";
 
 const resultsDir = mkdtempSync(join(tmpdir(), "deltagate-bench-"));
 
@@ -30,12 +30,26 @@ const TURNS = 3;
 /** The run: three wrangler devs' start, 14 warm-up loops, 14 measured ones, the load steps. */
 const RUN_MS = 200_000;
 
-let results: ResultsFile;
-let md: string;
+let run: ProcessResult | undefined;
+let readmeBefore = "";
+
+/**
+ * The run's results, once it is known to have ended well (each test checks, so a failed run fails
+ * every test with the bench's output rather than a hook, which Vitest reports as skipped tests).
+ */
+function finished(): { results: ResultsFile; md: string } {
+  const diagnostics = `stdout:\n${run?.stdout}\nstderr:\n${run?.stderr}`;
+  expect(run?.timedOut, diagnostics).toBe(false);
+  expect(run?.code, diagnostics).toBe(0);
+  const results = JSON.parse(readFileSync(join(resultsDir, "latest.json"), "utf8")) as ResultsFile;
+  expect(results.profiles.map((p) => p.id)).toEqual(["zero", "providers"]);
+  expect(readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8")).toBe(readmeBefore);
+  return { results, md: readFileSync(join(resultsDir, "latest.md"), "utf8") };
+}
 
 describe("npm run bench (tiny configuration: the zero and providers profiles)", () => {
   beforeAll(async () => {
-    const readmeBefore = readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8");
+    readmeBefore = readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8");
     const env: NodeJS.ProcessEnv = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith("BENCH_")),
     );
@@ -55,21 +69,15 @@ describe("npm run bench (tiny configuration: the zero and providers profiles)", 
       BENCH_RESULTS_DIR: resultsDir,
       BENCH_README: "0",
     });
-    const run = await runProcess(process.execPath, [join(REPO_ROOT, "bench/run.ts")], {
+    run = await runProcess(process.execPath, [join(REPO_ROOT, "bench/run.ts")], {
       cwd: REPO_ROOT,
       env,
       timeoutMs: RUN_MS,
     });
-    const diagnostics = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`;
-    expect(run.timedOut, diagnostics).toBe(false);
-    expect(run.code, diagnostics).toBe(0);
-    results = JSON.parse(readFileSync(join(resultsDir, "latest.json"), "utf8")) as ResultsFile;
-    md = readFileSync(join(resultsDir, "latest.md"), "utf8");
-    expect(results.profiles.map((p) => p.id)).toEqual(["zero", "providers"]);
-    expect(readFileSync(join(REPO_ROOT, "docs", "benchmarks.md"), "utf8")).toBe(readmeBefore);
   }, RUN_MS + 10_000);
 
   it("measures the chosen scenarios and the load step and writes latest.{json,md,svg}", () => {
+    const { results, md } = finished();
     const [profile] = results.profiles;
     expect(profile?.rounds).toBe(1);
     expect(profile?.scenarios.map((s) => [s.id, s.status, s.loops])).toEqual([
@@ -173,6 +181,7 @@ describe("npm run bench (tiny configuration: the zero and providers profiles)", 
   });
 
   it("runs the providers profile's Claude and Gemini loops and reports each turn's cache share", () => {
+    const { results, md } = finished();
     const scenarios = results.profiles[1]?.scenarios ?? [];
     // The profile's defaults, with A (every profile's baseline) first.
     expect(scenarios.map((s) => [s.id, s.status, s.loops])).toEqual([
