@@ -105,6 +105,12 @@ describe("a response's lifecycle against wrangler dev", () => {
   it("keeps a silent upstream's sockets alive with keepalives; ResponsesWS lanes and the HTTP stream finish", async () => {
     const [stack] = stacks;
     const silent = `think first [sim:delay_ms=${KEEPALIVE_MS * 4}] [sim:tokens=8]`;
+    // The SDK's HTTP stream waits out its silent upstream beside the socket's lanes.
+    const stream = client(stack!).responses.stream({ model: MODEL, input: silent });
+    const types: string[] = [];
+    stream.on("event", (event) => types.push(event.type));
+    const streamed = stream.finalResponse();
+    streamed.catch(() => {}); // awaited below; a failure of the socket's part must not leave it unhandled
     const ws = new ResponsesWS(client(stack!), {
       headers: { "session-id": `keepalive-${testId()}` },
     });
@@ -141,10 +147,7 @@ describe("a response's lifecycle against wrangler dev", () => {
       ws.close();
     }
 
-    const stream = client(stack!).responses.stream({ model: MODEL, input: silent });
-    const types: string[] = [];
-    stream.on("event", (event) => types.push(event.type));
-    expect((await stream.finalResponse()).status).toBe("completed");
+    expect((await streamed).status).toBe("completed");
     expect(types).toContain("keepalive");
   });
 
