@@ -241,7 +241,9 @@ class SafeUpstream {
     if (!failedOpen) {
       // A response cut for flagged output stored only what was checked clean.
       const verdict = guard && !guard.flagged ? mergeVerdicts([input.verdict, guard.verdict]) : input.verdict;
-      cache.markChain(turn.responseId, policyKey(this.parts.input, output, plan), verdict);
+      // Local classifiers only: the mark can be redone after a wake, so it stays in memory.
+      const local = this.parts.input.local && (output?.local ?? true);
+      cache.markChain(turn.responseId, policyKey(this.parts.input, output, plan), verdict, local);
     }
     if (guard?.flagged) return "blocked_output";
     return failedOpen ? "failed_open" : "allowed";

@@ -12,7 +12,10 @@
  * reads SQLite only for what this wake has not seen (a lookup per turn showed in the runtime's
  * profile, issue #27); a verdict stays true under its classifier id, so the copy needs no expiry,
  * and is dropped whole when the table is pruned. A local classifier's verdicts (the rules) are kept
- * in memory only: running it again after a wake costs less than a row written on every turn.
+ * in memory only: running it again after a wake costs less than a row written on every turn. So
+ * are the chain marks of a policy whose classifiers are all local (a row per turn showed in the
+ * runtime's profile, issue #27): after a wake the next turn checks its history again with the
+ * rules, as a cache miss does, instead of every turn paying a write.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
 import { isRecord } from "../protocol/json.ts";
@@ -33,6 +36,8 @@ export interface CacheLimits {
 const DEFAULT_LIMITS: CacheLimits = { maxVerdicts: 50_000, pruneEvery: 500 };
 /** Verdicts kept in memory per session (a few KB each at most; most are a few hundred bytes). */
 const MEMORY_ENTRIES = 2_048;
+/** Responses whose local chain marks are kept in memory per session (a chained turn reads its parent's). */
+const MEMORY_CHAINS = 256;
 /** Columns of one `safety_verdicts` row as written. */
 const COLUMNS_PER_ROW = 5;
 /** SQLite bound parameters per statement in a Durable Object. */
@@ -81,6 +86,8 @@ export class VerdictCache implements ResponseDependent {
   private writes = 0;
   /** `classifier \0 hash` → verdict, in least-recently-used order. */
   private readonly memory = new Map<string, Verdict>();
+  /** Response id → policy → verdict of chains checked by local classifiers only, oldest first. */
+  private readonly localChains = new Map<string, Map<string, Verdict>>();
 
   constructor(sql: SqlStorage, now: () => number = Date.now, limits: CacheLimits = DEFAULT_LIMITS) {
     this.sql = sql;
@@ -144,6 +151,8 @@ export class VerdictCache implements ResponseDependent {
 
   /** The merged verdict of a chain checked under `policy`, or null when it was not. */
   chain(responseId: string, policy: string): Verdict | null {
+    const local = this.localChains.get(responseId)?.get(policy);
+    if (local) return local;
     const row = this.sql
       .exec<{ verdict: string }>(
         "SELECT verdict FROM safety_chains WHERE response_id = ? AND policy = ?",
@@ -154,8 +163,22 @@ export class VerdictCache implements ResponseDependent {
     return row ? storedVerdict(row.verdict) : null;
   }
 
-  /** Records that the chain ending at `responseId` was checked under `policy`. */
-  markChain(responseId: string, policy: string, verdict: Verdict): void {
+  /**
+   * Records that the chain ending at `responseId` was checked under `policy`: in memory only when
+   * `local` (every classifier of the policy runs locally), else in SQLite.
+   */
+  markChain(responseId: string, policy: string, verdict: Verdict, local: boolean): void {
+    if (local) {
+      const policies = this.localChains.get(responseId) ?? new Map<string, Verdict>();
+      policies.set(policy, verdict);
+      this.localChains.delete(responseId);
+      this.localChains.set(responseId, policies);
+      if (this.localChains.size > MEMORY_CHAINS) {
+        const oldest = this.localChains.keys().next().value;
+        if (oldest !== undefined) this.localChains.delete(oldest);
+      }
+      return;
+    }
     this.sql.exec(
       `INSERT INTO safety_chains (response_id, policy, verdict) VALUES (?, ?, ?)
        ON CONFLICT(response_id, policy) DO UPDATE SET verdict = excluded.verdict`,
@@ -168,7 +191,7 @@ export class VerdictCache implements ResponseDependent {
 
   /** Every policy the chain ending at `responseId` was checked under (for an export). */
   exportChain(responseId: string): ChainRow[] {
-    return this.sql
+    const stored = this.sql
       .exec<{ policy: string; verdict: string }>(
         "SELECT policy, verdict FROM safety_chains WHERE response_id = ?",
         responseId,
@@ -178,16 +201,22 @@ export class VerdictCache implements ResponseDependent {
         const verdict = storedVerdict(row.verdict);
         return verdict ? [{ policy: row.policy, verdict }] : [];
       });
+    const local = [...(this.localChains.get(responseId) ?? [])].map(([policy, verdict]) => ({ policy, verdict }));
+    return [...stored, ...local];
   }
 
   /** Records chain rows exported by another session of the tenant for the imported `responseId`. */
   importChain(responseId: string, rows: readonly ChainRow[]): void {
-    for (const row of rows) this.markChain(responseId, row.policy, row.verdict);
+    // Stored: an imported chain was checked elsewhere, so no wake of this session could redo it.
+    for (const row of rows) this.markChain(responseId, row.policy, row.verdict, false);
   }
 
   /** Deletes the chain rows of deleted responses (called by the store's one deletion). */
   forgetResponses(responseIds: readonly string[]): void {
-    for (const id of responseIds) this.sql.exec("DELETE FROM safety_chains WHERE response_id = ?", id);
+    for (const id of responseIds) {
+      this.localChains.delete(id);
+      this.sql.exec("DELETE FROM safety_chains WHERE response_id = ?", id);
+    }
   }
 
   /** The verdict kept in memory for (classifier, hash), marked as just used; undefined if none. */

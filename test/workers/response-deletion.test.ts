@@ -4,7 +4,9 @@
  * keyed by its id goes with it, in every table of the session's SQLite: its items, the pieces of
  * values too large for one row (src/store/large-values.ts), its event log and its safety chain
  * marks (src/safety/verdict-cache.ts). The responses here carry a 3 MiB tool output, so they
- * have pieces, and run under tenant-a's default safety policy, so they have chain marks.
+ * have pieces; tenant-a's default safety policy is local (the rules), whose chain marks live in
+ * memory only, so each test also gives its responses a stored chain mark, the row a remote
+ * classifier's policy (or an imported chain) writes.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -58,6 +60,19 @@ function expectNoRows(counts: Record<string, number>): void {
   expect(counts).toEqual(Object.fromEntries(Object.keys(counts).map((table) => [table, 0])));
 }
 
+/** A stored chain mark for each of `ids`, as a policy with a remote classifier writes it. */
+function markChains(session: string, ids: readonly string[]): Promise<void> {
+  return runInDurableObject(sessionStub("tenant-a", session), (_instance, state) => {
+    for (const id of ids) {
+      state.storage.sql.exec(
+        "INSERT INTO safety_chains (response_id, policy, verdict) VALUES (?, 'remote-policy', ?)",
+        id,
+        JSON.stringify({ flagged: false, categories: {}, scores: {} }),
+      );
+    }
+  });
+}
+
 /** A 3 MiB tool output (more than one `value_pieces` piece, never one SQLite row). */
 const BIG_OUTPUT = `big\n${"ls -la → drwxr-xr-x café 漢字 🚀\n".repeat(100_000)}`;
 
@@ -80,6 +95,7 @@ describe("one deletion of a response", () => {
     const second = (await ws.turn(1)).at(-1) as Completed;
     expect(second.type).toBe("response.completed");
     const ids = [first.response.id, second.response.id];
+    await markChains(session, ids);
     const before = await rowsOf(session, ids);
     expect(before.value_pieces).toBeGreaterThan(1);
     expect(before.safety_chains).toBeGreaterThan(0);
@@ -118,6 +134,7 @@ describe("one deletion of a response", () => {
       input: [{ type: "function_call_output", call_id: callIdOf(first), output: BIG_OUTPUT }],
       tools: [SHELL_TOOL],
     });
+    await markChains(session, [second.id]);
     const before = await rowsOf(session, [second.id]);
     expect(before.value_pieces).toBeGreaterThan(1);
     expect(before.event_logs).toBeGreaterThan(0);
@@ -135,6 +152,7 @@ describe("one deletion of a response", () => {
       body: JSON.stringify({ model: MODEL, input: `keep this\n${BIG_OUTPUT} [sim:tools=0]` }),
     });
     const { id } = (await res.json()) as { id: string };
+    await markChains(session, [id]);
     const before = await rowsOf(session, [id]);
     expect(before.value_pieces).toBeGreaterThan(1);
     expect(before.safety_chains).toBeGreaterThan(0);

@@ -2,7 +2,8 @@
  * The verdict cache in a session Durable Object's SQLite (src/safety/verdict-cache.ts, migration
  * 4): verdicts read back only under the classifier that produced them, chain marks exported and
  * imported, and both tables kept bounded (oldest verdicts and marks of deleted responses pruned);
- * a local classifier's verdicts kept in memory only.
+ * a local classifier's verdicts, and the chain marks of a policy of local classifiers only, kept in
+ * memory only.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -33,7 +34,7 @@ describe("safety verdict cache", () => {
       const many = Array.from({ length: 250 }, (_, i) => `many-${i}`);
       expect(cache.lookup(remoteA, many).size).toBe(0);
 
-      cache.markChain("resp_gone", "policy-1", clean);
+      cache.markChain("resp_gone", "policy-1", clean, false);
       expect(cache.chain("resp_gone", "policy-1")).toEqual(clean);
       expect(cache.chain("resp_gone", "policy-2")).toBeNull();
       expect(cache.exportChain("resp_gone")).toEqual([{ policy: "policy-1", verdict: clean }]);
@@ -69,6 +70,32 @@ describe("safety verdict cache", () => {
         cache.store(remoteA, [{ hash: "h1", verdict: clean }]);
         expect(rows()).toBe(before + 1);
         expect([...new VerdictCache(sql).lookup(remoteA, ["h1"])]).toEqual([["h1", clean]]);
+      },
+    );
+  });
+
+  it("keeps the chain marks of local classifiers in memory only: read, exported and forgotten, no row (issue #27)", async () => {
+    await runInDurableObject(
+      sessionStub("tenant-a", uniqueSession("safety-cache-local-chain")),
+      (_instance, state) => {
+        const sql = state.storage.sql;
+        const rows = () => sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM safety_chains").one().n;
+        const before = rows();
+        const cache = new VerdictCache(sql);
+        cache.markChain("resp_local", "rules-policy", flagged, true);
+        cache.markChain("resp_local", "remote-policy", clean, false);
+        expect(rows()).toBe(before + 1);
+        expect(cache.chain("resp_local", "rules-policy")).toEqual(flagged);
+        expect(cache.exportChain("resp_local")).toEqual([
+          { policy: "remote-policy", verdict: clean },
+          { policy: "rules-policy", verdict: flagged },
+        ]);
+        // After a wake (a fresh cache), only the stored mark is known; the local chain is checked again.
+        expect(new VerdictCache(sql).chain("resp_local", "rules-policy")).toBeNull();
+        expect(new VerdictCache(sql).chain("resp_local", "remote-policy")).toEqual(clean);
+        cache.forgetResponses(["resp_local"]);
+        expect(cache.chain("resp_local", "rules-policy")).toBeNull();
+        expect(cache.exportChain("resp_local")).toEqual([]);
       },
     );
   });
