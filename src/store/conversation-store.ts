@@ -348,25 +348,31 @@ export class ConversationStore {
    */
   finish(id: string, outcome: ResponseOutcome, logTail: readonly string[] | null): void {
     this.storage.transactionSync(() => {
-      // The update first: it also tells whether the response still exists (no extra read).
-      const updated = this.sql.exec(
-        `UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ?,
-           moderation = ?, chain_hash = ?, chain_items = ?, resend_key = ? WHERE id = ?`,
-        outcome.status,
-        outcome.usage === null ? null : JSON.stringify(outcome.usage),
-        outcome.error === null ? null : JSON.stringify(outcome.error),
-        outcome.incompleteDetails === null ? null : JSON.stringify(outcome.incompleteDetails),
-        outcome.completedAt,
-        outcome.moderation ? JSON.stringify(outcome.moderation) : null,
-        outcome.chain?.hash ?? null,
-        outcome.chain?.items ?? null,
-        outcome.chain?.resendKey ?? null,
-        id,
-      ).rowsWritten;
-      if (updated === 0) return;
+      // The update first: it also tells whether the response still exists, and its conversation
+      // (no extra read).
+      const [updated] = this.sql
+        .exec<{ conversation_id: string | null }>(
+          `UPDATE responses SET status = ?, usage = ?, error = ?, incomplete_details = ?, completed_at = ?,
+             moderation = ?, chain_hash = ?, chain_items = ?, resend_key = ? WHERE id = ?
+           RETURNING conversation_id`,
+          outcome.status,
+          outcome.usage === null ? null : JSON.stringify(outcome.usage),
+          outcome.error === null ? null : JSON.stringify(outcome.error),
+          outcome.incompleteDetails === null ? null : JSON.stringify(outcome.incompleteDetails),
+          outcome.completedAt,
+          outcome.moderation ? JSON.stringify(outcome.moderation) : null,
+          outcome.chain?.hash ?? null,
+          outcome.chain?.items ?? null,
+          outcome.chain?.resendKey ?? null,
+          id,
+        )
+        .toArray();
+      if (!updated) return;
       this.insertItems(id, OUTPUT, outcome.output);
       if (logTail) this.eventLogs.append(id, logTail);
-      if (outcome.status === "completed") this.appendToConversation(id, outcome);
+      if (outcome.status === "completed" && updated.conversation_id) {
+        this.appendToConversation(id, updated.conversation_id, outcome);
+      }
     });
   }
 
@@ -377,12 +383,8 @@ export class ConversationStore {
    * terminal event, sent after it, never announces a turn the conversation does not hold
    * (https://platform.openai.com/docs/api-reference/responses/create#responses_create-conversation).
    */
-  private appendToConversation(id: string, outcome: ResponseOutcome): void {
-    const row = this.sql
-      .exec<{ conversation_id: string | null }>("SELECT conversation_id FROM responses WHERE id = ?", id)
-      .toArray()[0];
-    const conversationId = row?.conversation_id;
-    if (!conversationId || !this.conversations.get(conversationId)) return; // deleted while it ran
+  private appendToConversation(id: string, conversationId: string, outcome: ResponseOutcome): void {
+    if (!this.conversations.get(conversationId)) return; // deleted while it ran
     this.conversations.append(conversationId, [...this.items(id, "input"), ...outcome.output], Date.now());
   }
 

@@ -1,7 +1,9 @@
 /**
  * Versioned schema of a session Durable Object's SQLite storage. Owns the migration list and
  * runs pending migrations synchronously (SQL calls are synchronous, so no
- * `blockConcurrencyWhile` is needed) inside one `transactionSync` each, on every wake.
+ * `blockConcurrencyWhile` is needed), all of them in one `transactionSync`, on every wake: a new
+ * session applies the whole list at once (one commit instead of one per migration; a session's
+ * creation showed in the runtime's profile, issue #27), and a failure leaves the schema as it was.
  * Invariant: `meta.schema_version` equals the highest migration applied; migrations are append-only.
  * Source: https://developers.cloudflare.com/durable-objects/api/sqlite-storage-api/
  */
@@ -42,26 +44,30 @@ const MIGRATIONS: readonly Migration[] = [
   { version: 13, sql: v13 },
 ];
 
-/**
- * Applies every migration newer than the stored version.
- * @returns the schema version after migrating.
- * @throws whatever SQLite raises; the failing migration's transaction is rolled back.
- */
+/** Applies every migration of the session schema newer than the stored version (see `applyMigrations`). */
 export function migrate(storage: DurableObjectStorage): number {
+  return applyMigrations(storage, MIGRATIONS);
+}
+
+/**
+ * Applies every migration of `migrations` newer than the stored version, in one transaction.
+ * @returns the schema version after migrating.
+ * @throws whatever SQLite raises; the transaction is rolled back (the stored version unchanged).
+ */
+export function applyMigrations(storage: DurableObjectStorage, migrations: readonly Migration[]): number {
   const sql = storage.sql;
   sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   const row = sql.exec<{ value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
-  let current = row ? Number(row.value) : 0;
-  for (const migration of MIGRATIONS) {
-    if (migration.version <= current) continue;
-    storage.transactionSync(() => {
-      sql.exec(migration.sql);
-      sql.exec(
-        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        String(migration.version),
-      );
-    });
-    current = migration.version;
-  }
-  return current;
+  const current = row ? Number(row.value) : 0;
+  const pending = migrations.filter((migration) => migration.version > current);
+  const last = pending.at(-1);
+  if (!last) return current;
+  storage.transactionSync(() => {
+    for (const migration of pending) sql.exec(migration.sql);
+    sql.exec(
+      "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+      String(last.version),
+    );
+  });
+  return last.version;
 }
