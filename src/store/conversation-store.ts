@@ -225,6 +225,12 @@ export class ConversationStore {
   private readonly deletion: ResponseDeletion;
   /** Bumped by every deletion (see `historyEpoch`). */
   private epoch = 0;
+  /**
+   * `oldestStored()` as last read (undefined: not read since the last deletion). Only `create`
+   * adds a store:true response and only the one deletion removes one, so the copy is kept true by
+   * those two; the retention part asks for it after every turn (its alarm deadline).
+   */
+  private oldest: number | null | undefined;
 
   /** Runs pending schema migrations (synchronously) and wraps the storage. */
   constructor(storage: DurableObjectStorage) {
@@ -239,6 +245,7 @@ export class ConversationStore {
       eventLogs: this.eventLogs,
       bumpEpoch: () => {
         this.epoch++;
+        this.oldest = undefined;
       },
     });
     this.scopes = new ReleasedScopes(storage, (ids) => this.deletion.delete(ids));
@@ -328,6 +335,9 @@ export class ConversationStore {
       );
       this.insertItems(record.id, INPUT, input, tokens);
     });
+    if (record.store && this.oldest !== undefined) {
+      this.oldest = this.oldest === null ? record.createdAt : Math.min(this.oldest, record.createdAt);
+    }
   }
 
   /**
@@ -627,10 +637,12 @@ export class ConversationStore {
 
   /** Creation time (ms) of the oldest store:true response, or null when there is none. */
   oldestStored(): number | null {
-    const row = this.sql
-      .exec<{ t: number | null }>("SELECT MIN(created_at) AS t FROM responses WHERE store = 1")
-      .one();
-    return row.t;
+    if (this.oldest === undefined) {
+      this.oldest = this.sql
+        .exec<{ t: number | null }>("SELECT MIN(created_at) AS t FROM responses WHERE store = 1")
+        .one().t;
+    }
+    return this.oldest;
   }
 
   /**

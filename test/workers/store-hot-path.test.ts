@@ -3,7 +3,9 @@
  * store:false scope of a connection that owns nothing (every store:true HTTP turn) keeps the
  * history epoch, so the render cache survives it; claiming a session's tenant writes only the
  * first time, and still refuses every other tenant; finishing a response that no longer exists
- * (its store:false socket closed meanwhile) writes nothing, without reading it first.
+ * (its store:false socket closed meanwhile) writes nothing, without reading it first; the oldest
+ * store:true response (the retention alarm's deadline, asked after every turn) is read once and
+ * then kept true by creates and deletions.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -51,6 +53,29 @@ describe("per-turn storage calls", () => {
       expect(store.get("scoped")).toBeNull();
       expect(store.items("scoped", "input")).toEqual([]);
       expect(store.get("kept")).not.toBeNull();
+    });
+  });
+
+  it("reads the oldest store:true response once, then follows creates and deletions", async () => {
+    const stub = sessionStub("tenant-a", uniqueSession("hot-path-oldest"));
+    await runInDurableObject(stub, (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const at = (id: string, createdAt: number, connId: string | null = null) => ({
+        ...record(id, connId),
+        createdAt,
+      });
+      expect(store.oldestStored()).toBeNull();
+      store.create(at("s200", 200), [user("u1")]);
+      store.create(at("f100", 100, "conn_x"), [user("u2")]); // store:false: not retained
+      expect(store.oldestStored()).toBe(200);
+      store.create(at("s150", 150), [user("u3")]);
+      // Read once: a row changed behind the store's back does not show until a deletion.
+      state.storage.sql.exec("UPDATE responses SET created_at = 1 WHERE id = 's200'");
+      expect(store.oldestStored()).toBe(150);
+      expect(store.delete("s150")).toBe(true);
+      expect(store.oldestStored()).toBe(1);
+      store.create(at("s300", 300), [user("u4")]);
+      expect(store.oldestStored()).toBe(1);
     });
   });
 
