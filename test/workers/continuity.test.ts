@@ -127,19 +127,23 @@ describe("continuity", () => {
   it("expires store:true responses after the retention period through the alarm", async () => {
     const client = sdkClient();
     const old = await client.responses.create({ model: MODEL, input: "old" });
-    const stub = env.SESSIONS.get(env.SESSIONS.idFromString(responseOwner(old.id)!));
-    await runInDurableObject(stub, (_instance, state) => {
+    // A stub per call: a stub of an aborted object stays broken.
+    const stub = () => env.SESSIONS.get(env.SESSIONS.idFromString(responseOwner(old.id)!));
+    await runInDurableObject(stub(), (_instance, state) => {
       state.storage.sql.exec(
         "UPDATE responses SET created_at = created_at - ? WHERE id = ?",
         31 * 24 * 60 * 60 * 1000,
         old.id,
       );
     });
+    // A month later the object has long been evicted: what it kept in memory (the oldest stored
+    // response it read, src/store/conversation-store.ts) is gone with it.
+    await runInDurableObject(stub(), (_instance, state) => state.abort("a month later")).catch(() => {});
     await expect(client.responses.retrieve(old.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
     // That request re-armed the alarm for the (now past) expiry, so workerd runs it right away.
     // (Running it here with runDurableObjectAlarm would race workerd's own run and cancel it.)
     const count = () =>
-      runInDurableObject(stub, (_instance, state) => ({
+      runInDurableObject(stub(), (_instance, state) => ({
         responses: state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM responses").one().n,
         items: state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM items").one().n,
         logs: state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM event_logs").one().n,
