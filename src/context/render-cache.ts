@@ -7,7 +7,8 @@
  *
  * Entries: `complete` = history(R) exactly; `pending` = history(parent(R)) + input(R), recorded when
  * R's turn starts, completed on first use by appending R's stored output (so the entry needs no
- * hook after the turn ends and always matches what the store committed, whatever the outcome).
+ * hook after the turn ends and always matches what the store committed, whatever the outcome; the
+ * store hands over the rows it just wrote rather than reading them back, `outputRows`).
  * Invariants: an entry is used only in the store's `historyEpoch` it was read in (a deleted or
  * re-parented response changes histories, and clears the cache); the cache is bounded
  * (least-recently-used eviction by entry count); a cache hit and a miss return equal contexts.

@@ -22,6 +22,7 @@
 
 import type { StoredItem } from "../protocol/items.ts";
 import { isRecord, type Json } from "../protocol/json.ts";
+import { utf8Length } from "../protocol/size-limits.ts";
 import { Conversations } from "./conversations.ts";
 import { EventLogStore } from "./event-log-store.ts";
 import { LargeValueStore, SETTINGS_KIND, type StoredValue } from "./large-values.ts";
@@ -110,6 +111,8 @@ interface ResponseRow extends Record<string, SqlStorageValue> {
 
 const INPUT = 0;
 const OUTPUT = 1;
+/** Responses whose just-written output rows are kept for their first read (`written`). */
+const WRITTEN_KEPT = 8;
 
 function parseJson(text: string | null): Json | null {
   return text === null ? null : (JSON.parse(text) as Json);
@@ -231,6 +234,13 @@ export class ConversationStore {
    * those two; the retention part asks for it after every turn (its alarm deadline).
    */
   private oldest: number | null | undefined;
+  /**
+   * The output rows `finish` just wrote, by response, until `outputRows` first reads them (the
+   * render cache completes the next turn's history with them, src/context/render-cache.ts): the
+   * same rows SQLite returns, without reading them back. Bounded; emptied by every deletion, and
+   * kept equal to the rows by `setItemTokens`.
+   */
+  private readonly written = new Map<string, ItemRow[]>();
 
   /** Runs pending schema migrations (synchronously) and wraps the storage. */
   constructor(storage: DurableObjectStorage) {
@@ -246,6 +256,7 @@ export class ConversationStore {
       bumpEpoch: () => {
         this.epoch++;
         this.oldest = undefined;
+        this.written.clear();
       },
     });
     this.scopes = new ReleasedScopes(storage, (ids) => this.deletion.delete(ids));
@@ -357,6 +368,7 @@ export class ConversationStore {
    *   (null: no log).
    */
   finish(id: string, outcome: ResponseOutcome, logTail: readonly string[] | null): void {
+    let texts: string[] | null = null;
     this.storage.transactionSync(() => {
       // The update first: it also tells whether the response still exists, and its conversation
       // (no extra read).
@@ -378,12 +390,13 @@ export class ConversationStore {
         )
         .toArray();
       if (!updated) return;
-      this.insertItems(id, OUTPUT, outcome.output);
+      texts = this.insertItems(id, OUTPUT, outcome.output);
       if (logTail) this.eventLogs.append(id, logTail);
       if (outcome.status === "completed" && updated.conversation_id) {
         this.appendToConversation(id, updated.conversation_id, outcome);
       }
     });
+    if (texts) this.keepWritten(id, texts); // committed
   }
 
   /**
@@ -412,14 +425,35 @@ export class ConversationStore {
     return this.sql.exec("SELECT 1 FROM responses WHERE id = ?", id).toArray().length > 0;
   }
 
+  /** Remembers the output rows of `responseId` as `finish` wrote them (see `written`). */
+  private keepWritten(responseId: string, texts: readonly string[]): void {
+    this.written.set(
+      responseId,
+      texts.map((text, position) => ({
+        responseId,
+        kind: "output",
+        position,
+        item: JSON.parse(text) as StoredItem, // a copy, as a read gives
+        tokens: null,
+        bytes: utf8Length(text), // SQLite's length(CAST(data AS BLOB)): lone surrogates are U+FFFD
+      })),
+    );
+    if (this.written.size > WRITTEN_KEPT) {
+      const oldest = this.written.keys().next().value;
+      if (oldest !== undefined) this.written.delete(oldest);
+    }
+  }
+
+  /** Inserts the rows of `items`; returns their JSON texts, by position. */
   private insertItems(
     responseId: string,
     kind: number,
     items: readonly StoredItem[],
     tokens: readonly (number | null)[] = [],
-  ): void {
-    items.forEach((item, position) => {
-      const data = this.large.write({ responseId, kind, position }, JSON.stringify(item));
+  ): string[] {
+    return items.map((item, position) => {
+      const text = JSON.stringify(item);
+      const data = this.large.write({ responseId, kind, position }, text);
       this.sql.exec(
         "INSERT INTO items (response_id, kind, position, id, type, data, pieces, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         responseId,
@@ -431,6 +465,7 @@ export class ConversationStore {
         data.pieces,
         tokens[position] ?? null, // counted by src/context before the insert, else null (counted later)
       );
+      return text;
     });
   }
 
@@ -493,6 +528,11 @@ export class ConversationStore {
 
   /** The output items of one response as rows with keys and cached token counts, in order. */
   outputRows(responseId: string): ItemRow[] {
+    const written = this.written.get(responseId);
+    if (written) {
+      this.written.delete(responseId);
+      return written;
+    }
     return this.itemRows(responseId, OUTPUT);
   }
 
@@ -530,6 +570,8 @@ export class ConversationStore {
           c.kind === "input" ? INPUT : OUTPUT,
           c.position,
         );
+        const kept = c.kind === "output" ? this.written.get(c.responseId)?.[c.position] : undefined;
+        if (kept) kept.tokens = c.tokens;
       }
     });
   }

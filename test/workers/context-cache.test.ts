@@ -122,6 +122,35 @@ describe("render cache", () => {
       expect(items("r1")).toEqual(store.history("r1"));
     });
   });
+
+  it("completes a pending entry with the output rows just written, equal to SQLite's (sizes, counts)", async () => {
+    const stub = sessionStub("tenant-a", uniqueSession("cache-written"));
+    await runInDurableObject(stub, (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const cache = new RenderCache(store);
+      const input = [user("u1", "one")];
+      store.create(record("r1", null), input);
+      cache.remember("r1", {
+        ...EMPTY_CONTEXT,
+        items: input,
+        counted: [
+          { item: input[0]!, key: { responseId: "r1", kind: "input", position: 0 }, tokens: null, bound: 9 },
+        ],
+      });
+      // Non-ASCII, an astral character and a lone surrogate: their UTF-8 sizes differ from .length.
+      const output = [answer("a1", "café 漢字 🚀 \ud800"), answer("a2", "two")];
+      store.finish(
+        "r1",
+        { status: "completed", output, usage: null, error: null, incompleteDetails: null, completedAt: 1 },
+        null,
+      );
+      store.setItemTokens([{ responseId: "r1", kind: "output", position: 1, tokens: 7 }]);
+      const fromWrite = cache.history("r1").counted.slice(1); // the input's entry is the test's own
+      const fromSql = new RenderCache(store).history("r1").counted.slice(1);
+      expect(fromWrite).toEqual(fromSql);
+      expect(fromWrite.map((c) => c.tokens)).toEqual([null, 7]);
+    });
+  });
 });
 
 describe("token counts", () => {
