@@ -201,7 +201,10 @@ export class VerdictCache implements ResponseDependent {
         const verdict = storedVerdict(row.verdict);
         return verdict ? [{ policy: row.policy, verdict }] : [];
       });
-    const local = [...(this.localChains.get(responseId) ?? [])].map(([policy, verdict]) => ({ policy, verdict }));
+    const local = [...(this.localChains.get(responseId) ?? [])].map(([policy, verdict]) => ({
+      policy,
+      verdict,
+    }));
     return [...stored, ...local];
   }
 
