@@ -350,6 +350,9 @@ export default defineConfig({
           name: "node",
           include: ["test/node/**/*.test.ts"],
           environment: "node",
+          // As `unit`: no module mocks, no environment changed in place, every stack and server a
+          // file starts stopped in its own hooks — so files share one module graph per worker.
+          isolate: false,
           // The one `npm start` stack the end-to-end files with default settings share, started on
           // first use (test/support/shared-stack-setup.ts; docs/testing.md "Shared stacks").
           globalSetup: ["./test/support/shared-stack-setup.ts"],
