@@ -330,6 +330,9 @@ export default defineConfig({
           // No file leaves a call to Vitest in flight at its end (vitest-dev/vitest#11153).
           setupFiles: ["./test/support/settle-between-files.ts"],
           testTimeout: 30_000,
+          // The setup file's `beforeAll` loads the tokenizer's tables, CPU-bound for seconds: beside
+          // a busy core it outlasted Vitest's default 10 s (docs/testing.md "How long it takes").
+          hookTimeout: 60_000,
         },
       },
       {

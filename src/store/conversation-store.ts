@@ -429,14 +429,20 @@ export class ConversationStore {
   private keepWritten(responseId: string, texts: readonly string[]): void {
     this.written.set(
       responseId,
-      texts.map((text, position) => ({
-        responseId,
-        kind: "output",
-        position,
-        item: JSON.parse(text) as StoredItem, // a copy, as a read gives
-        tokens: null,
-        bytes: utf8Length(text), // SQLite's length(CAST(data AS BLOB)): lone surrogates are U+FFFD
-      })),
+      texts.map((text, position) => {
+        // SQLite's length(CAST(data AS BLOB)): UTF-8, a lone surrogate stored as U+FFFD.
+        const bytes = utf8Length(text);
+        const row = {
+          response_id: responseId,
+          kind: OUTPUT,
+          position,
+          data: text,
+          pieces: 0,
+          tokens: null,
+          bytes,
+        };
+        return decodeItemRow(row, { text, bytes }); // decoded as a read decodes it
+      }),
     );
     if (this.written.size > WRITTEN_KEPT) {
       const oldest = this.written.keys().next().value;
