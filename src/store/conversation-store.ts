@@ -113,6 +113,12 @@ const INPUT = 0;
 const OUTPUT = 1;
 /** Responses whose just-written output rows are kept for their first read (`written`). */
 const WRITTEN_KEPT = 8;
+/**
+ * Output larger than this (UTF-16 units of JSON) is not kept but read back when needed: a few
+ * multi-MB outputs never continued must not sit in an isolate's 128 MB
+ * (https://developers.cloudflare.com/workers/platform/limits/#memory).
+ */
+const WRITTEN_MAX_UNITS = 1 << 20;
 
 function parseJson(text: string | null): Json | null {
   return text === null ? null : (JSON.parse(text) as Json);
@@ -427,6 +433,7 @@ export class ConversationStore {
 
   /** Remembers the output rows of `responseId` as `finish` wrote them (see `written`). */
   private keepWritten(responseId: string, texts: readonly string[]): void {
+    if (texts.reduce((units, text) => units + text.length, 0) > WRITTEN_MAX_UNITS) return;
     this.written.set(
       responseId,
       texts.map((text, position) => {
