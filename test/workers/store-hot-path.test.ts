@@ -5,7 +5,8 @@
  * first time, and still refuses every other tenant; finishing a response that no longer exists
  * (its store:false socket closed meanwhile) writes nothing, without reading it first; the oldest
  * store:true response (the retention alarm's deadline, asked after every turn) is read once and
- * then kept true by creates and deletions.
+ * then kept true by creates and deletions; the output rows `finish` just wrote are handed to their
+ * first read instead of read back, unless they are large.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -76,6 +77,29 @@ describe("per-turn storage calls", () => {
       expect(store.oldestStored()).toBe(1);
       store.create(at("s300", 300), [user("u4")]);
       expect(store.oldestStored()).toBe(1);
+    });
+  });
+
+  it("hands a finished response's output rows to their first read, except large output", async () => {
+    const stub = sessionStub("tenant-a", uniqueSession("hot-path-written"));
+    await runInDurableObject(stub, (_instance, state) => {
+      const store = new ConversationStore(state.storage);
+      const finish = (id: string, text: string) => {
+        store.create({ ...record(id, null), status: "in_progress", completedAt: null }, [user(`u_${id}`)]);
+        const output = [{ id: `msg_${id}`, type: "message", role: "assistant", content: text } as StoredItem];
+        store.finish(
+          id,
+          { status: "completed", output, usage: null, error: null, incompleteDetails: null, completedAt: 1 },
+          null,
+        );
+        // Changed behind the store's back: only a read of SQLite sees it.
+        state.storage.sql.exec("UPDATE items SET tokens = 99 WHERE response_id = ? AND kind = 1", id);
+      };
+      finish("small", "hi");
+      finish("large", "x".repeat(1_100_000));
+      expect(store.outputRows("small").map((row) => row.tokens)).toEqual([null]); // as written
+      expect(store.outputRows("small").map((row) => row.tokens)).toEqual([99]); // handed over once
+      expect(store.outputRows("large").map((row) => row.tokens)).toEqual([99]); // never kept
     });
   });
 
