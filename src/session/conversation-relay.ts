@@ -72,7 +72,7 @@ export class ConversationRelay {
     try {
       conversation = conversationOf(request);
     } catch {
-      return null; // refused here, as any create (400)
+      return null; // refused by this session with a 400, like every other create
     }
     if (conversation === null) return null;
     const owner = conversationOwner(conversation);
