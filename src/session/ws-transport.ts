@@ -272,8 +272,8 @@ export class WebSocketTransport {
     }
     // A conversation another session holds: its turn runs there (conversation-relay.ts).
     const target = this.relay?.targetOf(conn, request) ?? null;
-    if (target) {
-      this.queueRelay(conn, target, request, bytes, track);
+    if (this.relay && target) {
+      this.queueRelay(this.relay, conn, target, request, bytes, track);
       return;
     }
     if (!sampled(this.tracer)) {
@@ -342,14 +342,13 @@ export class WebSocketTransport {
    * meters it, once, under the socket's key; it also traces and logs it.
    */
   private queueRelay(
+    relay: ConversationRelay,
     conn: Connection,
     target: RelayTarget,
     request: CreateRequest,
     bytes: number,
     track: (p: Promise<unknown>) => void,
   ): void {
-    const relay = this.relay;
-    if (!relay) return;
     const streamId = request.stream_id;
     const full = conn.lanes.admit(streamId, bytes);
     if (full) {
