@@ -1,0 +1,53 @@
+/**
+ * `npm run bench:breakdown`: what Deltagate's default features add to a turn over the floor relay
+ * (bench/floor/), each measured by turning it off in a twin of the default Deltagate in the same
+ * interleaved rounds (paired-loops.ts): the per-turn log line (`TURN_LOG=false`) and the default
+ * safety checks (`SAFETY={"mode":"off"}`), apart and together. What is left over the floor with
+ * both off is the rest of Deltagate's own cost (admission and metering, the durable commits, the
+ * store:false chain, context, transparent deltas, the event fold). It prints each stack's latency
+ * over the floor and over the default Deltagate, paired per turn, and its runtime CPU per turn
+ * (over all rounds; the runtime's workerd less wrangler dev's proxy, bench/proc-stats.ts).
+ * Read the differences against `npm run bench:noise`'s, on the same machine.
+ * Environment: `BREAKDOWN_ROUNDS` (default 8), `BREAKDOWN_STORE=1` (store:true; default store:false).
+ */
+import {
+  cpuPerTurn,
+  deltagateStack,
+  describeDiffs,
+  floorStack,
+  pairedDiffs,
+  runPairedLoops,
+  signed,
+} from "./paired-loops.ts";
+
+const rounds = Number(process.env.BREAKDOWN_ROUNDS ?? 8);
+const store = process.env.BREAKDOWN_STORE === "1";
+const NO_LOG = { TURN_LOG: "false" };
+const NO_SAFETY = { SAFETY: JSON.stringify({ mode: "off" }) };
+
+const samples = await runPairedLoops(
+  {
+    floor: floorStack(),
+    Deltagate: deltagateStack(),
+    "no log line": deltagateStack(NO_LOG),
+    "no safety checks": deltagateStack(NO_SAFETY),
+    neither: deltagateStack({ ...NO_LOG, ...NO_SAFETY }),
+  },
+  { rounds, store },
+);
+const floorCpu = cpuPerTurn(samples.of("floor"));
+const cpu = (ms: number | null): string =>
+  ms === null
+    ? "?"
+    : `${ms.toFixed(2)} ms/turn${floorCpu === null ? "" : ` (${signed(ms - floorCpu)} over the floor)`}`;
+console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
+console.log(`  floor: ${cpu(floorCpu)}`);
+for (const name of ["Deltagate", "no log line", "no safety checks", "neither"] as const) {
+  console.log(`  ${name}: ${cpu(cpuPerTurn(samples.of(name)))}`);
+  console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
+  if (name !== "Deltagate") {
+    console.log(
+      `    over Deltagate: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("Deltagate")))}`,
+    );
+  }
+}

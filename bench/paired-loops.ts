@@ -1,0 +1,174 @@
+/**
+ * Interleaved, paired loops over several local stacks at once: what `npm run bench:noise`
+ * (noise.ts) and `npm run bench:breakdown` (breakdown.ts) share. Each stack is its own
+ * `wrangler dev` (scripts/local-stack.ts) in front of one simulator process; a round runs the
+ * bench's 30-turn WebSocket loop (zero model time, at the runtime's port, as the floor rows of
+ * docs/benchmarks.md) once through every stack, one loop at a time; a "paired" difference is turn
+ * i of a round through one stack minus turn i of the same round through another.
+ * Invariant: loops run one at a time, in an order that alternates between rounds (odd rounds in
+ * the given order, even ones reversed), so no stack gains from going first; every stack is
+ * stopped, and the simulator closed, when `runPairedLoops` returns or throws.
+ */
+import { type LocalStack, type LocalStackOptions, startLocalStack } from "../scripts/local-stack.ts";
+import { runAgentLoop } from "./loop.ts";
+import { quantile } from "./metrics.ts";
+import { MODEL_TIMES } from "./model-time.ts";
+import { stackCpuMs } from "./proc-stats.ts";
+import { startSimulatorProcess } from "./simulator-process.ts";
+import { loopNonce } from "./workload.ts";
+import { wsTransport } from "./ws-transport.ts";
+
+const TURNS = 30;
+/** The one model the stacks route, to the simulator's Responses WebSocket. */
+export const PAIRED_MODEL = "paired-ws";
+/** The API key every stack accepts (Deltagate's local development key; the floor's `FLOOR_API_KEY`). */
+export const PAIRED_KEY = "dg-local-dev-key";
+
+/** How to start one stack, given the simulator's routing table (`UPSTREAMS`). */
+export type StackStarter = (routes: string, common: Omit<LocalStackOptions, "vars">) => Promise<LocalStack>;
+
+/** The floor relay (bench/floor/) with `vars` added. */
+export const floorStack =
+  (vars: Record<string, string> = {}): StackStarter =>
+  (routes, common) =>
+    startLocalStack({
+      ...common,
+      vars: { UPSTREAMS: routes, FLOOR_API_KEY: PAIRED_KEY, ...vars },
+      worker: { config: "bench/floor/wrangler.toml", sources: ["bench/floor"] },
+    });
+
+/** Deltagate with its defaults, `vars` added. */
+export const deltagateStack =
+  (vars: Record<string, string> = {}): StackStarter =>
+  (routes, common) =>
+    startLocalStack({ ...common, vars: { UPSTREAMS: routes, MODELS: PAIRED_MODEL, ...vars } });
+
+/** What the rounds measured through one stack. */
+export interface StackSamples {
+  /** Per round, each turn's latency, ms. */
+  latency: number[][];
+  /** Per round, the runtime's CPU per turn (its workerd less wrangler dev's proxy), ms; null off Linux. */
+  runtimeCpuMsPerTurn: (number | null)[];
+}
+
+/** The rounds' samples of each stack, by name. */
+export interface PairedSamples<Name extends string> {
+  of(name: Name): StackSamples;
+}
+
+/** The runtime's CPU so far (every workerd of the stack less its proxy), ms; null if unreadable. */
+function runtimeCpuMs(stack: LocalStack): number | null {
+  if (stack.processGroup === null) return null;
+  const cpu = stackCpuMs(stack.processGroup, Number(new URL(stack.origin).port));
+  return cpu === null ? null : cpu.workerdMs - (cpu.proxyMs ?? 0);
+}
+
+/** One 30-turn loop through `stack`'s runtime port: each turn's latency (ms) and the runtime's CPU per turn. */
+async function loop(
+  stack: LocalStack,
+  label: string,
+  store: boolean,
+): Promise<{ latency: number[]; cpu: number | null }> {
+  const tag = `${label.replaceAll(" ", "-")}-${Date.now()}`;
+  const origin = await stack.runtimeOrigin();
+  const transport = wsTransport({
+    url: `${origin.replace(/^http/, "ws")}/v1/responses`,
+    headers: { authorization: `Bearer ${PAIRED_KEY}`, "session-id": `paired-${tag}` },
+    perMessageDeflate: true,
+    model: PAIRED_MODEL,
+    store,
+    promptCacheKey: `paired-${tag}`,
+    dropEvery: 0,
+    resume: "full",
+    turnTimeoutMs: 30_000,
+    connectTimeoutMs: 10_000,
+  });
+  await transport.open();
+  const before = runtimeCpuMs(stack);
+  const samples = await runAgentLoop(transport, { turns: TURNS, nonce: loopNonce(tag) });
+  const after = runtimeCpuMs(stack);
+  await transport.close();
+  return {
+    latency: samples.map((sample) => sample.latencyMs),
+    cpu: before === null || after === null ? null : (after - before) / TURNS,
+  };
+}
+
+/**
+ * Starts every stack in `starters` (one at a time: starts are CPU-bound), runs one warm-up loop
+ * through each, then `rounds` interleaved rounds, and stops them all.
+ */
+export async function runPairedLoops<Name extends string>(
+  starters: Record<Name, StackStarter>,
+  options: { rounds: number; store: boolean },
+): Promise<PairedSamples<Name>> {
+  const sim = await startSimulatorProcess({ ...MODEL_TIMES.zero, wsPerMessageDeflate: true }, false);
+  const routes = JSON.stringify([
+    { model: PAIRED_MODEL, api: "responses-ws", base_url: `${sim.url}/v1`, api_key_var: "UPSTREAM_API_KEY" },
+  ]);
+  const common = {
+    port: 0,
+    simulatorPort: 0,
+    upstreamBaseUrl: `${sim.url}/v1`,
+    upstreamApiKey: "sim-key",
+    verbose: false,
+    snapshot: true,
+  };
+  const names = Object.keys(starters) as Name[];
+  const stacks = new Map<Name, LocalStack>();
+  try {
+    for (const name of names) stacks.set(name, await starters[name](routes, common));
+    const samples = new Map<Name, StackSamples>(
+      names.map((name) => [name, { latency: [], runtimeCpuMsPerTurn: [] }]),
+    );
+    const of = (name: Name): StackSamples => {
+      const found = samples.get(name);
+      if (!found) throw new Error(`no samples of ${name}`);
+      return found;
+    };
+    const through = (name: Name): LocalStack => {
+      const stack = stacks.get(name);
+      if (!stack) throw new Error(`no stack ${name}`);
+      return stack;
+    };
+    for (const name of names) await loop(through(name), `warm-${name}`, options.store);
+    for (let round = 1; round <= options.rounds; round++) {
+      const order = round % 2 === 1 ? names : [...names].reverse();
+      for (const name of order) {
+        const { latency, cpu } = await loop(through(name), `${round}-${name}`, options.store);
+        of(name).latency.push(latency);
+        of(name).runtimeCpuMsPerTurn.push(cpu);
+      }
+    }
+    return { of };
+  } finally {
+    await Promise.all([...[...stacks.values()].map((stack) => stack.stop()), sim.close()]);
+  }
+}
+
+/** Turn i of each round through `a` minus turn i of the same round through `b`, ms. */
+export function pairedDiffs(a: StackSamples, b: StackSamples): number[] {
+  return a.latency.flatMap((turns, round) =>
+    turns.flatMap((ms, i) => {
+      const other = b.latency[round]?.[i];
+      return other === undefined ? [] : [ms - other];
+    }),
+  );
+}
+
+/**
+ * A stack's runtime CPU per turn over all its rounds (total over total turns: one loop's reading
+ * is whole clock ticks, 10 ms in 30 turns, too coarse for a median of loops), ms; null when unread.
+ */
+export function cpuPerTurn(samples: StackSamples): number | null {
+  const known = samples.runtimeCpuMsPerTurn.filter((ms): ms is number => ms !== null);
+  return known.length === 0 ? null : known.reduce((sum, ms) => sum + ms, 0) / known.length;
+}
+
+/** `+1.23`: a signed difference, ms. */
+export const signed = (ms: number): string => `${ms >= 0 ? "+" : ""}${ms.toFixed(2)}`;
+
+/** "N pairs, p50 …, p90 …, p99 …" of paired differences. */
+export function describeDiffs(diffs: number[]): string {
+  return `${diffs.length} pairs, p50 ${signed(quantile(diffs, 0.5))}, p90 ${signed(quantile(diffs, 0.9))}, p99 ${signed(quantile(diffs, 0.99))}`;
+}
