@@ -5,8 +5,9 @@
  * safety checks (`SAFETY={"mode":"off"}`), apart and together. What is left over the floor with
  * both off is the rest of Deltagate's own cost (admission and metering, the durable commits, the
  * store:false chain, context, transparent deltas, the event fold). It prints each stack's latency
- * over the floor and over the default Deltagate, paired per turn, and its runtime CPU per turn
- * (over all rounds; the runtime's workerd less wrangler dev's proxy, bench/proc-stats.ts).
+ * over the floor and over the default Deltagate, paired per turn, its quantiles over the floor's
+ * (`quantileGap`), and its runtime CPU per turn (over all rounds; the runtime's workerd less
+ * wrangler dev's proxy, bench/proc-stats.ts).
  * Read the differences against `npm run bench:noise`'s, on the same machine.
  * Environment: `BREAKDOWN_ROUNDS` (default 8), `BREAKDOWN_STORE=1` (store:true; default store:false).
  */
@@ -14,6 +15,7 @@ import {
   cpuPerTurn,
   deltagateStack,
   describeDiffs,
+  describeGaps,
   floorStack,
   pairedDiffs,
   runPairedLoops,
@@ -45,6 +47,7 @@ console.log(`  floor: ${cpu(floorCpu)}`);
 for (const name of ["Deltagate", "no log line", "no safety checks", "neither"] as const) {
   console.log(`  ${name}: ${cpu(cpuPerTurn(samples.of(name)))}`);
   console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
+  console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of("floor"))}`);
   if (name !== "Deltagate") {
     console.log(
       `    over Deltagate: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("Deltagate")))}`,

@@ -168,6 +168,20 @@ export function cpuPerTurn(samples: StackSamples): number | null {
 /** `+1.23`: a signed difference, ms. */
 export const signed = (ms: number): string => `${ms >= 0 ? "+" : ""}${ms.toFixed(2)}`;
 
+/**
+ * The q-quantile of every turn through `a` minus that of every turn through `b`, ms: how much a
+ * stack moves a quantile of turn latency, where `pairedDiffs`'s quantile is a quantile of the
+ * differences, whose tail is either side's outliers (each side's spikes land in it apart).
+ */
+export function quantileGap(a: StackSamples, b: StackSamples, q: number): number {
+  return quantile(a.latency.flat(), q) - quantile(b.latency.flat(), q);
+}
+
+/** "p50 …, p99 …" of `a`'s turns minus the same quantiles of `b`'s (`quantileGap`). */
+export function describeGaps(a: StackSamples, b: StackSamples): string {
+  return `p50 ${signed(quantileGap(a, b, 0.5))}, p99 ${signed(quantileGap(a, b, 0.99))}`;
+}
+
 /** "N pairs, p50 …, p90 …, p99 …" of paired differences. */
 export function describeDiffs(diffs: number[]): string {
   return `${diffs.length} pairs, p50 ${signed(quantile(diffs, 0.5))}, p90 ${signed(quantile(diffs, 0.9))}, p99 ${signed(quantile(diffs, 0.99))}`;

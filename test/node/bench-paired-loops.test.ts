@@ -5,7 +5,14 @@
  * per-loop readings). No processes, no timings.
  */
 import { describe, expect, it } from "vitest";
-import { cpuPerTurn, describeDiffs, pairedDiffs, signed } from "../../bench/paired-loops.ts";
+import {
+  cpuPerTurn,
+  describeDiffs,
+  describeGaps,
+  pairedDiffs,
+  quantileGap,
+  signed,
+} from "../../bench/paired-loops.ts";
 
 describe("pairedDiffs", () => {
   it("pairs turn i of a round with turn i of the same round, never across rounds", () => {
@@ -52,5 +59,30 @@ describe("describeDiffs", () => {
     expect(signed(0)).toBe("+0.00");
     expect(signed(-1.234)).toBe("-1.23");
     expect(describeDiffs([-1, 0, 1, 2, 3])).toBe("5 pairs, p50 +1.00, p90 +2.60, p99 +2.96");
+  });
+});
+
+describe("quantileGap", () => {
+  it("is one side's quantile minus the other's, not a quantile of the pairs", () => {
+    // The spike of each side is in a different round: the paired differences' p99 sees both
+    // (+100 and −100), the sides' own p99s are equal.
+    const a = {
+      latency: [
+        [10, 110],
+        [10, 10],
+      ],
+      runtimeCpuMsPerTurn: [],
+    };
+    const b = {
+      latency: [
+        [10, 10],
+        [10, 110],
+      ],
+      runtimeCpuMsPerTurn: [],
+    };
+    expect(quantileGap(a, b, 0.99)).toBe(0);
+    expect(quantileGap(a, b, 0.5)).toBe(0);
+    expect(pairedDiffs(a, b)).toEqual([0, 100, 0, -100]);
+    expect(describeGaps({ latency: [[3, 5]], runtimeCpuMsPerTurn: [] }, b)).toBe("p50 -6.00, p99 -102.02");
   });
 });
