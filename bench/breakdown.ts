@@ -28,13 +28,13 @@ const NO_LOG = { TURN_LOG: "false" };
 const NO_SAFETY = { SAFETY: JSON.stringify({ mode: "off" }) };
 
 const samples = await runPairedLoops(
-  {
-    floor: floorStack(),
-    Deltagate: deltagateStack(),
-    "no log line": deltagateStack(NO_LOG),
-    "no safety checks": deltagateStack(NO_SAFETY),
-    neither: deltagateStack({ ...NO_LOG, ...NO_SAFETY }),
-  },
+  [
+    ["floor", floorStack()],
+    ["Deltagate", deltagateStack()],
+    ["no log line", deltagateStack(NO_LOG)],
+    ["no safety checks", deltagateStack(NO_SAFETY)],
+    ["neither", deltagateStack({ ...NO_LOG, ...NO_SAFETY })],
+  ],
   { rounds, store },
 );
 const floorCpu = cpuPerTurn(samples.of("floor"));

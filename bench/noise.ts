@@ -22,12 +22,12 @@ const rounds = Number(process.env.NOISE_ROUNDS ?? 8);
 const store = process.env.NOISE_STORE === "1";
 
 const samples = await runPairedLoops(
-  {
-    floor: floorStack(),
-    "floor again": floorStack(),
-    Deltagate: deltagateStack(),
-    "Deltagate again": deltagateStack(),
-  },
+  [
+    ["floor", floorStack()],
+    ["floor again", floorStack()],
+    ["Deltagate", deltagateStack()],
+    ["Deltagate again", deltagateStack()],
+  ],
   { rounds, store },
 );
 console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms):`);

@@ -96,10 +96,10 @@ async function loop(
 
 /**
  * Starts every stack in `starters` (one at a time: starts are CPU-bound), runs one warm-up loop
- * through each, then `rounds` interleaved rounds, and stops them all.
+ * through each, then `rounds` interleaved rounds in the order given, and stops them all.
  */
 export async function runPairedLoops<Name extends string>(
-  starters: Record<Name, StackStarter>,
+  starters: ReadonlyArray<readonly [Name, StackStarter]>,
   options: { rounds: number; store: boolean },
 ): Promise<PairedSamples<Name>> {
   const sim = await startSimulatorProcess({ ...MODEL_TIMES.zero, wsPerMessageDeflate: true }, false);
@@ -114,10 +114,10 @@ export async function runPairedLoops<Name extends string>(
     verbose: false,
     snapshot: true,
   };
-  const names = Object.keys(starters) as Name[];
+  const names = starters.map(([name]) => name);
   const stacks = new Map<Name, LocalStack>();
   try {
-    for (const name of names) stacks.set(name, await starters[name](routes, common));
+    for (const [name, start] of starters) stacks.set(name, await start(routes, common));
     const samples = new Map<Name, StackSamples>(
       names.map((name) => [name, { latency: [], runtimeCpuMsPerTurn: [] }]),
     );
