@@ -195,7 +195,11 @@ export const createRequest = z.strictObject({
   client_metadata: jsonObject.nullish(),
   /** OpenAI's Cyber access programs: refused (`unsupported_parameter`) by `rejectUnsupported`. */
   access_programs: jsonObject.nullish(),
-  /** Options of background mode, which Deltagate does not serve: refused like `background`. */
+  /**
+   * Options of background mode (OpenAI's discounted completion windows, a continuation id), which
+   * Deltagate does not serve: refused (`unsupported_parameter`) by `rejectUnsupported`, with or
+   * without `background`.
+   */
   background_options: jsonObject.nullish(),
 });
 

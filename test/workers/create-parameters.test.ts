@@ -58,6 +58,29 @@ describe("create parameters", () => {
     expect(await simulatorRequests(inject("simulatorUrl"), marker)).toEqual([]);
   });
 
+  it("refuses background_options beside background: true over HTTP, where background mode is served, saying why", async () => {
+    const marker = `background-options-${testId()}`;
+    const answer = await refusal(
+      await create({
+        model: "deltagate-sim",
+        input: marker,
+        background: true,
+        background_options: { completion_window: "2h" },
+      }),
+    );
+    expect(answer).toEqual({
+      status: 400,
+      error: {
+        type: "invalid_request_error",
+        code: "unsupported_parameter",
+        message:
+          "background_options (a completion window, a continuation id) is not supported by Deltagate: a background response starts at once (docs/background.md).",
+        param: "background_options",
+      },
+    });
+    expect(await simulatorRequests(inject("simulatorUrl"), marker)).toEqual([]);
+  });
+
   it("answers an unknown parameter over WebSocket with an error event; the socket serves the next turn", async () => {
     const ws = await connect({ session: uniqueSession("unknown-ws") });
     ws.send({ type: "response.create", model: "sim-ws", input: "hi", tempreature: 0.2 });
