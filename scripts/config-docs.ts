@@ -116,8 +116,10 @@ ${DEPRECATED_UNTIL}. What to change:
 the schema's names). It does not read \`.dev.vars\`, which is for running \`npx wrangler dev\` by
 hand (\`.dev.vars.example\`): it writes them to a private temporary file that it hands to wrangler
 (\`--env-file\`; wrangler's log says "Using secrets defined in …/dev.env") and removes when it
-stops. Its own secrets (\`DELTAGATE_SECRET\`, \`ADMIN_API_KEY\`) are random and kept beside its
-state ([Running Deltagate locally](local-stack.md#closed-by-default-secrets-and-origins)).
+stops. A JSON value may span several lines (it is written on one); a value with a single quote,
+or a line break outside JSON, stops \`npm start\` with an error naming the variable. Its own
+secrets (\`DELTAGATE_SECRET\`, \`ADMIN_API_KEY\`) are random and kept beside its state
+([Running Deltagate locally](local-stack.md#closed-by-default-secrets-and-origins)).
 `;
 }
 

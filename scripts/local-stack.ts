@@ -184,12 +184,15 @@ async function assertPortFree(port: number, what: string, variable: string): Pro
 /**
  * Serializes variables as a dotenv file wrangler reads literally: single-quoted values (dotenv
  * leaves them as they are) with `$` escaped as `\$` (wrangler runs dotenv-expand over them).
+ * A JSON value written over several lines (`UPSTREAMS`, `SAFETY`, `PRICES` as a shell user writes
+ * them) is written on one line: the same JSON to the Worker, which parses it.
  * @throws {Error} naming the variable (never its value) when a name or value cannot be written so.
  */
 export function toEnvFile(vars: Record<string, string>): string {
   return Object.entries(vars)
-    .map(([name, value]) => {
+    .map(([name, written]) => {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`Invalid variable name: ${name}`);
+      const value = /[\r\n]/.test(written) ? (oneLineJson(written) ?? written) : written;
       if (/['\r\n]/.test(value)) {
         throw new Error(
           `The value of ${name} contains a quote or a line break, which the env file cannot carry.`,
@@ -199,6 +202,15 @@ export function toEnvFile(vars: Record<string, string>): string {
     })
     .join("\n")
     .concat("\n");
+}
+
+/** `text` as compact JSON when it is JSON, else null. */
+function oneLineJson(text: string): string | null {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return null;
+  }
 }
 
 /** What `wrangler dev` needs of the tree to build Deltagate (paths relative to the repo root). */

@@ -57,7 +57,7 @@ describe.concurrent("npm start forwards every setting to the Worker", () => {
       { model: "*", api: "responses-http", base_url: "{SIM}/v1" },
     ];
     const stack = await startNpmStart({
-      UPSTREAMS: JSON.stringify(routes),
+      UPSTREAMS: JSON.stringify(routes, null, 2), // over several lines, as a shell user writes it
       SIM_ROUTE_KEY: "sim-route-key",
       MODELS: "chat-small,deltagate-sim",
     });
