@@ -619,7 +619,7 @@ function withChain(turn: Turn, outcome: ResponseOutcome): ResponseOutcome {
 function rejectUnsupported(request: CreateRequest): void {
   if (request.background_options) {
     throw invalidRequest(
-      "background_options (a completion window, a continuation id) is not supported by Deltagate: a background response starts at once (docs/background.md).",
+      "background_options (a completion window, a continuation id) is not supported by Deltagate: a background response starts at once.",
       "background_options",
       "unsupported_parameter",
     );

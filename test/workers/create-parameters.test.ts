@@ -74,7 +74,7 @@ describe("create parameters", () => {
         type: "invalid_request_error",
         code: "unsupported_parameter",
         message:
-          "background_options (a completion window, a continuation id) is not supported by Deltagate: a background response starts at once (docs/background.md).",
+          "background_options (a completion window, a continuation id) is not supported by Deltagate: a background response starts at once.",
         param: "background_options",
       },
     });
