@@ -11,9 +11,10 @@
  */
 import { type LocalStack, type LocalStackOptions, startLocalStack } from "../scripts/local-stack.ts";
 import { runAgentLoop } from "./loop.ts";
-import { quantile } from "./metrics.ts";
+import { quantile, type TurnSample } from "./metrics.ts";
 import { MODEL_TIMES } from "./model-time.ts";
 import { stackCpuMs } from "./proc-stats.ts";
+import { pairedTurnDifferences, type TurnLatencies } from "./report.ts";
 import { startSimulatorProcess } from "./simulator-process.ts";
 import { loopNonce } from "./workload.ts";
 import { wsTransport } from "./ws-transport.ts";
@@ -45,8 +46,8 @@ export const deltagateStack =
 
 /** What the rounds measured through one stack. */
 export interface StackSamples {
-  /** Per round, each turn's latency, ms. */
-  latency: number[][];
+  /** By round, its loop's turns (paired across stacks by report.ts `pairedTurnDifferences`). */
+  loops: Map<number, TurnLatencies>;
   /** Per round, the runtime's CPU per turn (its workerd less wrangler dev's proxy), ms; null off Linux. */
   runtimeCpuMsPerTurn: (number | null)[];
 }
@@ -63,12 +64,12 @@ function runtimeCpuMs(stack: LocalStack): number | null {
   return cpu === null ? null : cpu.workerdMs - (cpu.proxyMs ?? 0);
 }
 
-/** One 30-turn loop through `stack`'s runtime port: each turn's latency (ms) and the runtime's CPU per turn. */
+/** One 30-turn loop through `stack`'s runtime port: its turns and the runtime's CPU per turn (ms). */
 async function loop(
   stack: LocalStack,
   label: string,
   store: boolean,
-): Promise<{ latency: number[]; cpu: number | null }> {
+): Promise<{ turns: TurnSample[]; cpu: number | null }> {
   const tag = `${label.replaceAll(" ", "-")}-${Date.now()}`;
   const origin = await stack.runtimeOrigin();
   const transport = wsTransport({
@@ -85,13 +86,10 @@ async function loop(
   });
   await transport.open();
   const before = runtimeCpuMs(stack);
-  const samples = await runAgentLoop(transport, { turns: TURNS, nonce: loopNonce(tag) });
+  const turns = await runAgentLoop(transport, { turns: TURNS, nonce: loopNonce(tag) });
   const after = runtimeCpuMs(stack);
   await transport.close();
-  return {
-    latency: samples.map((sample) => sample.latencyMs),
-    cpu: before === null || after === null ? null : (after - before) / TURNS,
-  };
+  return { turns, cpu: before === null || after === null ? null : (after - before) / TURNS };
 }
 
 /**
@@ -119,7 +117,7 @@ export async function runPairedLoops<Name extends string>(
   try {
     for (const [name, start] of starters) stacks.set(name, await start(routes, common));
     const samples = new Map<Name, StackSamples>(
-      names.map((name) => [name, { latency: [], runtimeCpuMsPerTurn: [] }]),
+      names.map((name) => [name, { loops: new Map(), runtimeCpuMsPerTurn: [] }]),
     );
     const of = (name: Name): StackSamples => {
       const found = samples.get(name);
@@ -135,8 +133,8 @@ export async function runPairedLoops<Name extends string>(
     for (let round = 1; round <= options.rounds; round++) {
       const order = round % 2 === 1 ? names : [...names].reverse();
       for (const name of order) {
-        const { latency, cpu } = await loop(through(name), `${round}-${name}`, options.store);
-        of(name).latency.push(latency);
+        const { turns, cpu } = await loop(through(name), `${round}-${name}`, options.store);
+        of(name).loops.set(round, { turns });
         of(name).runtimeCpuMsPerTurn.push(cpu);
       }
     }
@@ -144,16 +142,6 @@ export async function runPairedLoops<Name extends string>(
   } finally {
     await Promise.all([...[...stacks.values()].map((stack) => stack.stop()), sim.close()]);
   }
-}
-
-/** Turn i of each round through `a` minus turn i of the same round through `b`, ms. */
-export function pairedDiffs(a: StackSamples, b: StackSamples): number[] {
-  return a.latency.flatMap((turns, round) =>
-    turns.flatMap((ms, i) => {
-      const other = b.latency[round]?.[i];
-      return other === undefined ? [] : [ms - other];
-    }),
-  );
 }
 
 /**
@@ -168,13 +156,22 @@ export function cpuPerTurn(samples: StackSamples): number | null {
 /** `+1.23`: a signed difference, ms. */
 export const signed = (ms: number): string => `${ms >= 0 ? "+" : ""}${ms.toFixed(2)}`;
 
+/** Turn i of each round through `a` minus turn i of the same round through `b`, ms. */
+export function pairedDiffs(a: StackSamples, b: StackSamples): number[] {
+  return pairedTurnDifferences(a.loops, b.loops);
+}
+
+/** Every turn's latency through a stack, ms. */
+const latencies = (samples: StackSamples): number[] =>
+  [...samples.loops.values()].flatMap((loop) => loop.turns.map((turn) => turn.latencyMs));
+
 /**
  * The q-quantile of every turn through `a` minus that of every turn through `b`, ms: how much a
  * stack moves a quantile of turn latency, where `pairedDiffs`'s quantile is a quantile of the
  * differences, whose tail is either side's outliers (each side's spikes land in it apart).
  */
 export function quantileGap(a: StackSamples, b: StackSamples, q: number): number {
-  return quantile(a.latency.flat(), q) - quantile(b.latency.flat(), q);
+  return quantile(latencies(a), q) - quantile(latencies(b), q);
 }
 
 /** "p50 …, p99 …" of `a`'s turns minus the same quantiles of `b`'s (`quantileGap`). */

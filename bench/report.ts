@@ -132,13 +132,18 @@ export interface ScenarioReport {
   rounds: Array<{ round: number; sample: LoopSample }>;
 }
 
+/** What pairing reads of a loop: its turns' latencies, in order. */
+export interface TurnLatencies {
+  readonly turns: readonly Pick<TurnSample, "latencyMs">[];
+}
+
 /**
  * Turn i of each round of `run` minus turn i of the same round of `other`, over every such pair
  * (both loops of a round ran seconds apart, so the difference cancels most of the machine's drift).
  */
 export function pairedTurnDifferences(
-  run: Map<number, LoopSample>,
-  other: Map<number, LoopSample>,
+  run: ReadonlyMap<number, TurnLatencies>,
+  other: ReadonlyMap<number, TurnLatencies>,
 ): number[] {
   const out: number[] = [];
   for (const [round, sample] of run) {
