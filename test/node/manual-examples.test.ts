@@ -20,14 +20,18 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const README = readFileSync(join(ROOT, "README.md"), "utf8");
 const e2e = useSharedStack();
 
+/** The contents of `markdown`'s top-level fenced `lang` blocks, in order. */
+function codeBlocks(markdown: string, lang: "ts" | "sh"): string[] {
+  return [...markdown.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, "gm"))].map(
+    (match) => match[1] ?? "",
+  );
+}
+
 /** The `lang` blocks between "## Use it" and the next second-level heading. */
 function useItBlocks(lang: "ts" | "sh"): string[] {
   const start = README.indexOf("\n## Use it\n");
   const end = README.indexOf("\n## ", start + 1);
-  const section = README.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(new RegExp(`^\`\`\`${lang}\\n([\\s\\S]*?)^\`\`\`$`, "gm"))].map(
-    (match) => match[1] ?? "",
-  );
+  return codeBlocks(README.slice(start, end === -1 ? undefined : end), lang);
 }
 
 const snippets = useItBlocks("ts");
@@ -42,8 +46,7 @@ function docsPrograms(): Array<readonly [string, string]> {
     .filter((name) => name.endsWith(".md"))
     .sort()
     .flatMap((name) =>
-      [...readFileSync(join(ROOT, "docs", name), "utf8").matchAll(/^```ts\n([\s\S]*?)^```$/gm)]
-        .map((match) => match[1] ?? "")
+      codeBlocks(readFileSync(join(ROOT, "docs", name), "utf8"), "ts")
         .filter((code) => code.startsWith("import "))
         .map((code) => [`docs/${name}`, code] as const),
     );
