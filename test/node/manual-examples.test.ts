@@ -10,7 +10,7 @@
  * keeps the README's own copies from drifting (they once used a `tools` they never defined).
  */
 import { execFile } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
@@ -37,7 +37,9 @@ function useItBlocks(lang: "ts" | "sh"): string[] {
 const snippets = useItBlocks("ts");
 /** The HTTP example: the one `sh` block that sets `BASE`. */
 const httpExample = useItBlocks("sh").find((block) => block.includes("BASE=http://127.0.0.1:8787/v1"));
-// Inside the checkout (ignored by git) so that bare imports find node_modules.
+// Inside the checkout (ignored by git) so that bare imports find node_modules; a fresh clone has
+// no .wrangler/ until a stack starts.
+mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const dir = mkdtempSync(join(ROOT, ".wrangler", "manual-examples-"));
 
 /** The whole programs of docs/: top-level `ts` blocks whose first line is an import, by page. */
