@@ -2,7 +2,9 @@
  * `npm run bench:breakdown`: what Deltagate's default features add to a turn over the floor relay
  * (bench/floor/), each measured by turning it off in a twin of the default Deltagate in the same
  * interleaved rounds (paired-loops.ts): the per-turn log line (`TURN_LOG=false`) and the default
- * safety checks (`SAFETY={"mode":"off"}`), apart and together. What is left over the floor with
+ * safety checks (`SAFETY={"mode":"off"}`), apart and together; and a twin with wrangler's devtools
+ * inspector attached (`inspectorPort`, which `wrangler dev` itself always attaches: what the local
+ * stack leaves off, scripts/wrangler-dev.ts). What is left over the floor with
  * both off is the rest of Deltagate's own cost (admission and metering, the durable commits, the
  * store:false chain, context, transparent deltas, the event fold). It prints each stack's latency
  * over the floor and over the default Deltagate, paired per turn, its quantiles over the floor's
@@ -34,6 +36,7 @@ const samples = await runPairedLoops(
     ["no log line", deltagateStack(NO_LOG)],
     ["no safety checks", deltagateStack(NO_SAFETY)],
     ["neither", deltagateStack({ ...NO_LOG, ...NO_SAFETY })],
+    ["with the inspector", deltagateStack({}, { inspectorPort: 0 })],
   ],
   { rounds, store },
 );
@@ -44,7 +47,13 @@ const cpu = (ms: number | null): string =>
     : `${ms.toFixed(2)} ms/turn${floorCpu === null ? "" : ` (${signed(ms - floorCpu)} over the floor)`}`;
 console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
 console.log(`  floor: ${cpu(floorCpu)}`);
-for (const name of ["Deltagate", "no log line", "no safety checks", "neither"] as const) {
+for (const name of [
+  "Deltagate",
+  "no log line",
+  "no safety checks",
+  "neither",
+  "with the inspector",
+] as const) {
   console.log(`  ${name}: ${cpu(cpuPerTurn(samples.of(name)))}`);
   console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
   console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of("floor"))}`);

@@ -10,8 +10,8 @@
  *   the median of the same-round differences.
  * - Log-line pairs: Deltagate against its `TURN_LOG=0` twin (`LOG_LINE_PAIRS`), the same way: the
  *   latency the line adds, the runtime CPU it costs (`console.log` inside the Worker), and what
- *   only `wrangler dev` pays for it (its proxy and its Node processes, which receive each line
- *   through the inspector and print it; production has neither).
+ *   only `wrangler dev` pays for it (its proxy and its Node processes, which read each line from
+ *   workerd's standard output and print it; production has neither).
  * Invariant: pure functions of the runs (no I/O, no clock); a pair is reported only when both
  * scenarios ran and measured loops in common rounds.
  */

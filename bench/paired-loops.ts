@@ -38,11 +38,11 @@ export const floorStack =
       worker: { config: "bench/floor/wrangler.toml", sources: ["bench/floor"] },
     });
 
-/** Deltagate with its defaults, `vars` added. */
+/** Deltagate with its defaults, `vars` added, and wrangler's devtools inspector if `inspectorPort` is set. */
 export const deltagateStack =
-  (vars: Record<string, string> = {}): StackStarter =>
+  (vars: Record<string, string> = {}, stack: Pick<LocalStackOptions, "inspectorPort"> = {}): StackStarter =>
   (routes, common) =>
-    startLocalStack({ ...common, vars: { UPSTREAMS: routes, MODELS: PAIRED_MODEL, ...vars } });
+    startLocalStack({ ...common, ...stack, vars: { UPSTREAMS: routes, MODELS: PAIRED_MODEL, ...vars } });
 
 /** What the rounds measured through one stack. */
 export interface StackSamples {

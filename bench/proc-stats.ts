@@ -154,8 +154,8 @@ export interface StackCpu {
   /** The workerd that listens on the stack's public port: wrangler dev's proxy; null if not found. */
   proxyMs: number | null;
   /**
-   * Every other process of the stack's group: wrangler's Node processes (which receive every
-   * `console.log` of the Worker through its inspector and print it) and the bundler.
+   * Every other process of the stack's group: wrangler's Node processes (which read every
+   * `console.log` of the Worker from workerd's standard output and print it) and the bundler.
    */
   wranglerMs: number;
 }

@@ -254,7 +254,7 @@ export const FLOOR_INTRO =
 
 /** The sentence above the log-line table. */
 export const LOG_LINE_INTRO =
-  "The per-turn log line (`TURN_LOG`), Deltagate minus its `TURN_LOG=0` twin in the same rounds: the runtime's part is the `console.log` itself, the proxy's and wrangler Node's only `wrangler dev` pays (the inspector carries each line to wrangler, which prints it):";
+  "The per-turn log line (`TURN_LOG`), Deltagate minus its `TURN_LOG=0` twin in the same rounds: the runtime's part is the `console.log` itself, the proxy's and wrangler Node's only `wrangler dev` pays (workerd writes each line to its standard output, which wrangler's Node process reads and prints; the local stack attaches no devtools inspector, scripts/wrangler-dev.ts):";
 
 /** The whole Markdown report of a run (latest.md and stdout). */
 export function renderMarkdown(results: ResultsFile): string {

@@ -1,11 +1,12 @@
 /**
  * Starts Deltagate locally, as `npm start` and the end-to-end tests run it: the reference
- * simulator (unless a real upstream is configured) beside `wrangler dev`.
+ * simulator (unless a real upstream is configured) beside `wrangler dev` (scripts/wrangler-dev.ts:
+ * wrangler's dev server with no devtools inspector unless `inspectorPort` asks for one).
  * Owns the lifetimes of both: `stop()` ends wrangler's whole process group (wrangler, its bundler
  * and every `workerd`) and the simulator, and a process `exit` hook does the same if the caller
  * never got to `stop()`, so no orphaned `workerd` keeps a port.
- * Invariant: the Worker's configuration comes only from the generated env file. Passing
- * `--env-file` makes wrangler skip `.dev.vars`/`.env`, and the child environment pins
+ * Invariant: the Worker's configuration comes only from the generated env file. Naming it
+ * (`envFiles`, the `--env-file` of `wrangler dev`) makes wrangler skip `.dev.vars`/`.env`, and the child environment pins
  * `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
  * neither a developer's `.dev.vars` nor their shell variables can override it
  * (wrangler 4.164 `getVarsForDev`; https://developers.cloudflare.com/workers/configuration/environment-variables/).
@@ -18,8 +19,7 @@
  * wrangler reload and drop their sockets; `npm start` keeps wrangler's live reload.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url";
 import { type RunningSimulator, startSimulator } from "../simulator/server.ts";
 import { type LocalSecrets, localSecrets } from "./local-secrets.ts";
 import { runtimeOrigin } from "./runtime-origin.ts";
+import type { WranglerDevOptions } from "./wrangler-dev.ts";
 
 /**
  * The local development API key (documented in .dev.vars.example and the README's "Run it"). A published
@@ -82,6 +83,12 @@ export interface LocalStackOptions {
    * Default: Deltagate (`DELTAGATE_WORKER`). It gets the same env file and health check (`GET /healthz`).
    */
   worker?: WorkerSources;
+  /**
+   * Attach wrangler's devtools inspector on this port (0: any free one), for a debugger or a CPU
+   * profile. Default: none, as in a deployment; with one, every `console.log` of the Worker costs
+   * a devtools event (scripts/wrangler-dev.ts says why that matters).
+   */
+  inspectorPort?: number;
 }
 
 /** Where a Worker's configuration and sources are, from the repository's root. */
@@ -238,16 +245,6 @@ export function snapshotWorker(worker: WorkerSources = DELTAGATE_WORKER): {
   return { configPath: join(dir, worker.config), dir };
 }
 
-/** The wrangler CLI entry point from node_modules (run with this Node; no `npx` in between). */
-function wranglerBin(): string {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve("wrangler/package.json");
-  const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as { bin: Record<string, string> };
-  const bin = manifest.bin.wrangler;
-  if (!bin) throw new Error("wrangler/package.json has no `wrangler` bin");
-  return join(dirname(manifestPath), bin);
-}
-
 async function waitForHealth(
   origin: string,
   child: ChildProcess,
@@ -317,6 +314,7 @@ export function wranglerEnv(parent: NodeJS.ProcessEnv, colors: boolean): NodeJS.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   if (options.port) await assertPortFree(options.port, "Deltagate", "PORT");
+  if (options.inspectorPort) await assertPortFree(options.inspectorPort, "inspector", "INSPECTOR_PORT");
   if (options.simulatorPort && !options.upstreamBaseUrl) {
     await assertPortFree(options.simulatorPort, "simulator", "SIM_PORT");
   }
@@ -368,27 +366,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   writeFileSync(envFile, toEnvFile(vars), { mode: 0o600 });
   const worker = options.worker ?? DELTAGATE_WORKER;
   const snapshot = options.snapshot ? snapshotWorker(worker) : null;
-  const args = [
-    wranglerBin(),
-    "dev",
-    "--config",
-    snapshot?.configPath ?? join(REPO_ROOT, worker.config),
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(port),
-    // wrangler's default inspector port is the first free one from 9229 on, probed before it
-    // binds it: two stacks starting at once (parallel test files) both pick 9229 and one dies
-    // with "Address already in use" (socket "direct:1:default"). Port 0 lets the OS pick one
-    // as it binds, so no two stacks can race for it (nothing here attaches a debugger).
-    "--inspector-port",
-    "0",
-    "--env-file",
+  const devOptions: WranglerDevOptions = {
+    config: snapshot?.configPath ?? join(REPO_ROOT, worker.config),
     envFile,
-    "--show-interactive-dev-session=false",
-    "--persist-to",
-    stateDir,
-  ];
+    persistTo: stateDir,
+    port,
+    // A snapshot is a frozen copy: nothing to watch.
+    watch: !snapshot,
+    inspectorPort: options.inspectorPort ?? null,
+  };
+  const args = [join(REPO_ROOT, "scripts", "wrangler-dev.ts"), JSON.stringify(devOptions)];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     stdio: ["ignore", "pipe", "pipe"],

@@ -56,6 +56,11 @@ function listeningPorts(pids: number[]): number[] {
   return ports;
 }
 
+/** The ports on 127.0.0.1 that the `workerd` processes of process group `group` listen on. */
+export function workerdListeningPorts(group: number): number[] {
+  return listeningPorts(workerdProcesses(group));
+}
+
 /**
  * The runtime's own origin (`http://127.0.0.1:PORT`) of the `wrangler dev` whose process group is
  * `group` and whose proxy answers at `proxyOrigin`.
@@ -63,7 +68,7 @@ function listeningPorts(pids: number[]): number[] {
 export async function runtimeOrigin(group: number, proxyOrigin: string): Promise<string> {
   if (process.platform !== "linux") throw new Error("runtimeOrigin reads /proc: Linux only");
   const proxyPort = Number(new URL(proxyOrigin).port);
-  for (const port of listeningPorts(workerdProcesses(group))) {
+  for (const port of workerdListeningPorts(group)) {
     if (port === proxyPort) continue;
     const origin = `http://127.0.0.1:${port}`;
     try {

@@ -6,7 +6,8 @@
  * simulator; no account or key is needed otherwise. Durable Object state persists in
  * .wrangler/state (DELTAGATE_STATE_DIR overrides), beside the stack's own random secrets
  * (scripts/local-secrets.ts); only the stack's own origins may call it unless CORS_ALLOWED_ORIGINS
- * says otherwise (scripts/local-stack.ts).
+ * says otherwise (scripts/local-stack.ts). INSPECTOR_PORT attaches wrangler's devtools inspector
+ * there (none by default: scripts/wrangler-dev.ts).
  * Owns the stack's lifetime: Ctrl-C (SIGINT), SIGTERM and SIGHUP stop wrangler, every workerd and
  * the simulator; so does the death of the parent process (`npm` does not pass SIGTERM on through
  * its `sh -c`), so nothing is left holding the ports.
@@ -18,6 +19,15 @@ import { demoCommand, forwardedSettings } from "./start-config.ts";
 /** How often the parent-death watchdog looks at `process.ppid`, in ms. */
 const PARENT_POLL_MS = 1_000;
 
+/** `INSPECTOR_PORT` as a port number, or an error naming it. */
+function inspectorPort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new Error(`INSPECTOR_PORT must be a port number (1-65535), not ${JSON.stringify(value)}`);
+  }
+  return port;
+}
+
 const settings = forwardedSettings(process.env);
 let stack: Awaited<ReturnType<typeof startLocalStack>>;
 try {
@@ -28,6 +38,7 @@ try {
     vars: settings,
     verbose: true,
     persistTo: process.env.DELTAGATE_STATE_DIR ?? join(REPO_ROOT, ".wrangler", "state"),
+    ...(process.env.INSPECTOR_PORT ? { inspectorPort: inspectorPort(process.env.INSPECTOR_PORT) } : {}),
   });
 } catch (error) {
   console.error(`\nnpm start failed: ${error instanceof Error ? error.message : String(error)}`);
