@@ -221,7 +221,7 @@ function oneLineJson(text: string): string | null {
 }
 
 /** What `wrangler dev` needs of the tree to build Deltagate (paths relative to the repo root). */
-const DELTAGATE_WORKER: WorkerSources = {
+export const DELTAGATE_WORKER: WorkerSources = {
   config: "wrangler.toml",
   sources: ["wrangler.toml", "package.json", "tsconfig.json", "src", "migrations", "public"],
 };
