@@ -4,11 +4,13 @@
  * per-turn log line included, is also a devtools event). Without one, no `workerd` of the stack
  * answers the devtools discovery endpoint (`GET /json/version`), so nothing holds a devtools
  * session on the runtime; with `inspectorPort` (`INSPECTOR_PORT` under `npm start`), the port
- * answers it, and the Worker still serves turns and logs its line either way.
+ * answers it, and the Worker still serves turns and logs its line either way. `npm start` refuses an
+ * `INSPECTOR_PORT` that is not a port, naming it.
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, type LocalStack, startLocalStack } from "../../scripts/local-stack.ts";
 import { workerdListeningPorts } from "../../scripts/runtime-origin.ts";
+import { startNpmStart } from "../support/npm-start.ts";
 
 const stacks: LocalStack[] = [];
 afterAll(async () => {
@@ -70,5 +72,23 @@ describe.concurrent("the local stack's devtools inspector", () => {
     const stack = await start(port);
     expect(await answersDevtools(port)).toBe(true);
     expect(await turnLogged(stack)).toBe("completed");
+  });
+});
+
+describe.concurrent("npm start's INSPECTOR_PORT", () => {
+  it("attaches the inspector on that port", async () => {
+    const port = await freePort();
+    const stack = await startNpmStart({ INSPECTOR_PORT: String(port) });
+    try {
+      expect(await answersDevtools(port)).toBe(true);
+    } finally {
+      await stack.stop();
+    }
+  });
+
+  it("refuses a value that is not a port, by name, before starting anything", async () => {
+    await expect(startNpmStart({ INSPECTOR_PORT: "92x9" })).rejects.toThrow(
+      'INSPECTOR_PORT must be a port number (1-65535), not "92x9"',
+    );
   });
 });
