@@ -6,8 +6,9 @@
  * and every `workerd`) and the simulator, and a process `exit` hook does the same if the caller
  * never got to `stop()`, so no orphaned `workerd` keeps a port.
  * Invariant: the Worker's configuration comes only from the generated env file. Naming it
- * (`envFiles`, the `--env-file` of `wrangler dev`) makes wrangler skip `.dev.vars`/`.env`, and the child environment pins
- * `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
+ * (`envFiles`, the `--env-file` of `wrangler dev`) makes wrangler skip `.dev.vars`/`.env`, and
+ * the child environment pins `CLOUDFLARE_LOAD_DEV_VARS_FROM_DOT_ENV=true` and
+ * `CLOUDFLARE_INCLUDE_PROCESS_ENV=false`, so
  * neither a developer's `.dev.vars` nor their shell variables can override it
  * (wrangler 4.164 `getVarsForDev`; https://developers.cloudflare.com/workers/configuration/environment-variables/).
  * Closed by default: its secrets (the root secret `DELTAGATE_SECRET`, the admin key) come from
@@ -84,7 +85,8 @@ export interface LocalStackOptions {
    */
   worker?: WorkerSources;
   /**
-   * Attach wrangler's devtools inspector on this port (0: any free one), for a debugger or a CPU
+   * Attach wrangler's devtools inspector on this port (0: any free one, picked by the OS as it
+   * binds, so two stacks starting at once cannot race for one), for a debugger or a CPU
    * profile. Default: none, as in a deployment; with one, every `console.log` of the Worker costs
    * a devtools event (scripts/wrangler-dev.ts says why that matters).
    */

@@ -1,16 +1,17 @@
 /**
  * The `wrangler dev` process of a local stack (scripts/local-stack.ts spawns it in its own process
- * group): the same dev server as the `wrangler dev` command (wrangler 4.164 builds the command's
- * server with this same `startWorker`), started through wrangler's API so that the runtime's
- * devtools inspector can be left off, which the command cannot do.
+ * group): wrangler's dev server, started through its `startWorker` API rather than the `wrangler
+ * dev` command (in wrangler 4.164 both run the same `DevEnv`), because only the API can leave the
+ * runtime's devtools inspector off.
  * Why off by default: with an inspector, wrangler's dev proxy holds a devtools session on the
  * runtime for as long as it runs (`templates/startDevWorker/InspectorProxyWorker.ts`), so every
  * `console.log` of the Worker is also a devtools event: the runtime serializes it, the proxy posts
- * it to wrangler's Node process as an HTTP request and, with no devtools window open, keeps it in
- * a buffer that nothing drains. Deltagate logs one line per turn (docs/observability.md), and that
- * cost 1.3 ms of each turn's latency on a two-core machine (docs/benchmarks.md, "the inspector");
- * a deployment has no inspector. The Worker's logs still reach the terminal without it: workerd
- * writes them to its standard output, where wrangler reads and prints them.
+ * it to wrangler's Node process as an HTTP request and keeps it in a buffer that only a devtools
+ * window drains. Deltagate logs one line per turn (docs/observability.md); on a two-core machine
+ * the inspector cost 1.6 ms of each turn's latency and 0.5 ms of the runtime's CPU
+ * (docs/benchmarks.md, "a fifth pass"). A deployment has no inspector. Without it the Worker's logs
+ * still reach the terminal: workerd writes them to its standard output, where wrangler reads and
+ * prints them.
  * Invariant: it exits once wrangler's server has stopped (SIGTERM, SIGINT, SIGHUP), and with a
  * non-zero status, its error on standard error, when the server cannot start.
  * Usage: node scripts/wrangler-dev.ts '<WranglerDevOptions as JSON>'
