@@ -7,8 +7,8 @@
  * the same local stack as the tree (scripts/local-stack.ts), so only the Worker differs;
  * `AGAINST_INSPECTOR=1` also runs it with wrangler's devtools inspector attached, as the
  * `wrangler dev` command ran every stack before the local stack left it off (docs/local-stack.md).
- * Invariant: the worktree is removed when the run ends or throws, and replaced by the next run if
- * an interrupted one left it.
+ * Invariant: the worktree is removed when the run ends, throws or is stopped by a signal, and
+ * replaced by the next run if a killed one left it.
  * Environment: `AGAINST_ROUNDS` (default 8), `AGAINST_STORE=1` (store:true; default store:false).
  */
 import { execFileSync } from "node:child_process";
@@ -41,14 +41,29 @@ const store = process.env.AGAINST_STORE === "1";
 const inspector = process.env.AGAINST_INSPECTOR === "1";
 
 const git = (...args: string[]): string =>
-  execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8" }).trim();
-const sha = git("rev-parse", "--short", `${commit}^{commit}`);
+  execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+let sha: string;
+try {
+  sha = git("rev-parse", "--short", `${commit}^{commit}`);
+} catch {
+  console.error(`bench:against: ${JSON.stringify(commit)} is not a commit of this repository`);
+  process.exit(2);
+}
 // Inside the repository (ignored by git), so the Worker's imports resolve from its node_modules.
 const dir = join(".wrangler", "against", sha);
-// A worktree left by an interrupted run (Ctrl-C skips the removal below) is replaced.
+// A directory left by a run that was killed outright (SIGKILL runs no hook) is replaced.
 rmSync(join(REPO_ROOT, dir), { recursive: true, force: true });
 git("worktree", "prune");
 git("worktree", "add", "--force", "--detach", dir, sha);
+// Removed however the run ends: returned, thrown, or stopped by a signal (runPairedLoops exits on
+// SIGINT, SIGTERM and SIGHUP, which runs this hook; an `exit` hook must be synchronous).
+process.once("exit", () => {
+  try {
+    git("worktree", "remove", "--force", dir);
+  } catch {
+    // already gone
+  }
+});
 
 /** The Worker at `dir` (the earlier commit), with wrangler's inspector if `inspectorPort` is set. */
 const earlier =
@@ -66,45 +81,39 @@ const earlier =
 
 const before = `${sha}`;
 const beforeInspector = `${sha} with the inspector`;
-try {
-  const samples = await runPairedLoops<string>(
-    [
-      ["floor", floorStack()],
-      [before, earlier()],
-      ...(inspector ? ([[beforeInspector, earlier(0)]] as const) : []),
-      ["this tree", deltagateStack()],
-    ],
-    { rounds, store },
+const samples = await runPairedLoops<string>(
+  [
+    ["floor", floorStack()],
+    [before, earlier()],
+    ...(inspector ? ([[beforeInspector, earlier(0)]] as const) : []),
+    ["this tree", deltagateStack()],
+  ],
+  { rounds, store },
+);
+const floorCpu = cpuPerTurn(samples.of("floor"));
+console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
+console.log(`  floor: ${floorCpu === null ? "?" : `${floorCpu.toFixed(2)} ms/turn`}`);
+const sides = [before, ...(inspector ? [beforeInspector] : []), "this tree"];
+for (const name of sides) {
+  const cpu = cpuPerTurn(samples.of(name));
+  const over = cpu === null || floorCpu === null ? "" : ` (${signed(cpu - floorCpu)} over the floor)`;
+  console.log(`  ${name}: ${cpu === null ? "?" : `${cpu.toFixed(2)} ms/turn${over}`}`);
+  console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
+  console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of("floor"))}`);
+}
+const p50OverFloor = (name: string): number =>
+  quantile(pairedDiffs(samples.of(name), samples.of("floor")), 0.5);
+const cpuOverFloor = (name: string): number | null => {
+  const cpu = cpuPerTurn(samples.of(name));
+  return cpu === null || floorCpu === null ? null : cpu - floorCpu;
+};
+for (const name of sides.slice(0, -1)) {
+  console.log(
+    `  this tree over ${name}: ${describeDiffs(pairedDiffs(samples.of("this tree"), samples.of(name)))}`,
   );
-  const floorCpu = cpuPerTurn(samples.of("floor"));
-  console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
-  console.log(`  floor: ${floorCpu === null ? "?" : `${floorCpu.toFixed(2)} ms/turn`}`);
-  const sides = [before, ...(inspector ? [beforeInspector] : []), "this tree"];
-  for (const name of sides) {
-    const cpu = cpuPerTurn(samples.of(name));
-    const over = cpu === null || floorCpu === null ? "" : ` (${signed(cpu - floorCpu)} over the floor)`;
-    console.log(`  ${name}: ${cpu === null ? "?" : `${cpu.toFixed(2)} ms/turn${over}`}`);
-    console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
-    console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of("floor"))}`);
-  }
-  const p50OverFloor = (name: string): number =>
-    quantile(pairedDiffs(samples.of(name), samples.of("floor")), 0.5);
-  const cpuOverFloor = (name: string): number | null => {
-    const cpu = cpuPerTurn(samples.of(name));
-    return cpu === null || floorCpu === null ? null : cpu - floorCpu;
-  };
-  for (const name of sides.slice(0, -1)) {
-    console.log(
-      `  this tree over ${name}: ${describeDiffs(pairedDiffs(samples.of("this tree"), samples.of(name)))}`,
-    );
-    const cpuNow = cpuOverFloor("this tree");
-    const cpuThen = cpuOverFloor(name);
-    const cpuRatio = cpuNow === null || cpuThen === null ? "?" : `${(cpuNow / cpuThen).toFixed(2)}×`;
-    const p50Ratio = (p50OverFloor("this tree") / p50OverFloor(name)).toFixed(2);
-    console.log(
-      `    cost over the floor, this tree's / ${name}'s: p50 ${p50Ratio}×, runtime CPU ${cpuRatio}`,
-    );
-  }
-} finally {
-  git("worktree", "remove", "--force", dir);
+  const cpuNow = cpuOverFloor("this tree");
+  const cpuThen = cpuOverFloor(name);
+  const cpuRatio = cpuNow === null || cpuThen === null ? "?" : `${(cpuNow / cpuThen).toFixed(2)}×`;
+  const p50Ratio = (p50OverFloor("this tree") / p50OverFloor(name)).toFixed(2);
+  console.log(`    cost over the floor, this tree's / ${name}'s: p50 ${p50Ratio}×, runtime CPU ${cpuRatio}`);
 }

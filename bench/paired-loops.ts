@@ -7,8 +7,10 @@
  * i of a round through one stack minus turn i of the same round through another.
  * Invariant: loops run one at a time, in an order that alternates between rounds (odd rounds in
  * the given order, even ones reversed), so no stack gains from going first; every stack is
- * stopped, and the simulator closed, when `runPairedLoops` returns or throws.
+ * stopped, and the simulator closed, when `runPairedLoops` returns or throws, or a signal
+ * (SIGINT, SIGTERM, SIGHUP) ends the process during it.
  */
+import { constants } from "node:os";
 import { type LocalStack, type LocalStackOptions, startLocalStack } from "../scripts/local-stack.ts";
 import { runAgentLoop } from "./loop.ts";
 import { quantile, type TurnSample } from "./metrics.ts";
@@ -20,6 +22,8 @@ import { loopNonce } from "./workload.ts";
 import { wsTransport } from "./ws-transport.ts";
 
 const TURNS = 30;
+/** The signals that end a run early (and its stacks with it). */
+const EXIT_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 /** The one model the stacks route, to the simulator's Responses WebSocket. */
 export const PAIRED_MODEL = "paired-ws";
 /** The API key every stack accepts (Deltagate's local development key; the floor's `FLOOR_API_KEY`). */
@@ -114,6 +118,11 @@ export async function runPairedLoops<Name extends string>(
   };
   const names = starters.map(([name]) => name);
   const stacks = new Map<Name, LocalStack>();
+  // Ctrl-C (SIGINT), SIGTERM or SIGHUP must not leave the stacks running: each is its own process
+  // group, which the signal does not reach, and Node runs no `exit` hook when a signal ends it.
+  // Exiting runs the hooks of local-stack.ts and simulator-process.ts, which kill what they started.
+  const exitOnSignal = (signal: NodeJS.Signals) => process.exit(128 + (constants.signals[signal] ?? 0));
+  for (const signal of EXIT_SIGNALS) process.once(signal, exitOnSignal);
   try {
     for (const [name, start] of starters) stacks.set(name, await start(routes, common));
     const samples = new Map<Name, StackSamples>(
@@ -140,6 +149,7 @@ export async function runPairedLoops<Name extends string>(
     }
     return { of };
   } finally {
+    for (const signal of EXIT_SIGNALS) process.off(signal, exitOnSignal);
     await Promise.all([...[...stacks.values()].map((stack) => stack.stop()), sim.close()]);
   }
 }

@@ -66,6 +66,11 @@ if (settings.DELTAGATE_API_KEYS === undefined) {
   );
   console.log(`Web agent page (development only): ${stack.origin}/demo/`);
 }
+if (process.env.INSPECTOR_PORT) {
+  console.log(
+    `Devtools inspector: 127.0.0.1:${process.env.INSPECTOR_PORT} (chrome://inspect, or a debugger)`,
+  );
+}
 console.log(`Try it: ${demo}   (Ctrl-C stops Deltagate and the simulator)\n`);
 
 let shuttingDown = false;

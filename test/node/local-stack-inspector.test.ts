@@ -76,11 +76,12 @@ describe.concurrent("the local stack's devtools inspector", () => {
 });
 
 describe.concurrent("npm start's INSPECTOR_PORT", () => {
-  it("attaches the inspector on that port", async () => {
+  it("attaches the inspector on that port, and the banner says where", async () => {
     const port = await freePort();
     const stack = await startNpmStart({ INSPECTOR_PORT: String(port) });
     try {
       expect(await answersDevtools(port)).toBe(true);
+      expect(stack.output()).toContain(`Devtools inspector: 127.0.0.1:${port} `);
     } finally {
       await stack.stop();
     }
