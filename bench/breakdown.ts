@@ -46,7 +46,7 @@ const cpu = (ms: number | null): string =>
     ? "?"
     : `${ms.toFixed(2)} ms/turn${floorCpu === null ? "" : ` (${signed(ms - floorCpu)} over the floor)`}`;
 console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
-console.log(`  floor: ${cpu(floorCpu)}`);
+console.log(`  floor: ${floorCpu === null ? "?" : `${floorCpu.toFixed(2)} ms/turn`}`);
 for (const name of [
   "Deltagate",
   "no log line",
