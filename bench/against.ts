@@ -17,16 +17,15 @@ import { join } from "node:path";
 import { DELTAGATE_WORKER, REPO_ROOT, startLocalStack } from "../scripts/local-stack.ts";
 import { quantile } from "./metrics.ts";
 import {
-  cpuPerTurn,
+  cpuOverFloor,
   deltagateStack,
   describeDiffs,
-  describeGaps,
   floorStack,
   PAIRED_MODEL,
   pairedDiffs,
+  reportOverFloor,
   runPairedLoops,
   type StackStarter,
-  signed,
 } from "./paired-loops.ts";
 
 const commit = process.argv[2];
@@ -90,29 +89,16 @@ const samples = await runPairedLoops<string>(
   ],
   { rounds, store },
 );
-const floorCpu = cpuPerTurn(samples.of("floor"));
-console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
-console.log(`  floor: ${floorCpu === null ? "?" : `${floorCpu.toFixed(2)} ms/turn`}`);
 const sides = [before, ...(inspector ? [beforeInspector] : []), "this tree"];
-for (const name of sides) {
-  const cpu = cpuPerTurn(samples.of(name));
-  const over = cpu === null || floorCpu === null ? "" : ` (${signed(cpu - floorCpu)} over the floor)`;
-  console.log(`  ${name}: ${cpu === null ? "?" : `${cpu.toFixed(2)} ms/turn${over}`}`);
-  console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
-  console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of("floor"))}`);
-}
+reportOverFloor(samples, sides, { rounds, store });
 const p50OverFloor = (name: string): number =>
   quantile(pairedDiffs(samples.of(name), samples.of("floor")), 0.5);
-const cpuOverFloor = (name: string): number | null => {
-  const cpu = cpuPerTurn(samples.of(name));
-  return cpu === null || floorCpu === null ? null : cpu - floorCpu;
-};
 for (const name of sides.slice(0, -1)) {
   console.log(
     `  this tree over ${name}: ${describeDiffs(pairedDiffs(samples.of("this tree"), samples.of(name)))}`,
   );
-  const cpuNow = cpuOverFloor("this tree");
-  const cpuThen = cpuOverFloor(name);
+  const cpuNow = cpuOverFloor(samples, "this tree");
+  const cpuThen = cpuOverFloor(samples, name);
   const cpuRatio = cpuNow === null || cpuThen === null ? "?" : `${(cpuNow / cpuThen).toFixed(2)}×`;
   const p50Ratio = (p50OverFloor("this tree") / p50OverFloor(name)).toFixed(2);
   console.log(`    cost over the floor, this tree's / ${name}'s: p50 ${p50Ratio}×, runtime CPU ${cpuRatio}`);

@@ -14,14 +14,12 @@
  * Environment: `BREAKDOWN_ROUNDS` (default 8), `BREAKDOWN_STORE=1` (store:true; default store:false).
  */
 import {
-  cpuPerTurn,
   deltagateStack,
   describeDiffs,
-  describeGaps,
   floorStack,
   pairedDiffs,
+  reportOverFloor,
   runPairedLoops,
-  signed,
 } from "./paired-loops.ts";
 
 const rounds = Number(process.env.BREAKDOWN_ROUNDS ?? 8);
@@ -40,26 +38,12 @@ const samples = await runPairedLoops(
   ],
   { rounds, store },
 );
-const floorCpu = cpuPerTurn(samples.of("floor"));
-const cpu = (ms: number | null): string =>
-  ms === null
-    ? "?"
-    : `${ms.toFixed(2)} ms/turn${floorCpu === null ? "" : ` (${signed(ms - floorCpu)} over the floor)`}`;
-console.log(`store:${store}, ${rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`);
-console.log(`  floor: ${floorCpu === null ? "?" : `${floorCpu.toFixed(2)} ms/turn`}`);
-for (const name of [
-  "Deltagate",
-  "no log line",
-  "no safety checks",
-  "neither",
-  "with the inspector",
-] as const) {
-  console.log(`  ${name}: ${cpu(cpuPerTurn(samples.of(name)))}`);
-  console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("floor")))}`);
-  console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of("floor"))}`);
-  if (name !== "Deltagate") {
-    console.log(
-      `    over Deltagate: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("Deltagate")))}`,
-    );
-  }
-}
+reportOverFloor(
+  samples,
+  ["Deltagate", "no log line", "no safety checks", "neither", "with the inspector"],
+  { rounds, store },
+  (name) =>
+    name === "Deltagate"
+      ? []
+      : [`over Deltagate: ${describeDiffs(pairedDiffs(samples.of(name), samples.of("Deltagate")))}`],
+);

@@ -193,3 +193,45 @@ export function describeGaps(a: StackSamples, b: StackSamples): string {
 export function describeDiffs(diffs: number[]): string {
   return `${diffs.length} pairs, p50 ${signed(quantile(diffs, 0.5))}, p90 ${signed(quantile(diffs, 0.9))}, p99 ${signed(quantile(diffs, 0.99))}`;
 }
+
+/** The name every report gives the floor relay's stack (`floorStack`). */
+const FLOOR = "floor";
+
+/** A stack's runtime CPU per turn minus the floor's, ms; null when either is unread. */
+export function cpuOverFloor<Name extends string>(
+  samples: PairedSamples<Name | typeof FLOOR>,
+  name: Name,
+): number | null {
+  const cpu = cpuPerTurn(samples.of(name));
+  const floor = cpuPerTurn(samples.of(FLOOR));
+  return cpu === null || floor === null ? null : cpu - floor;
+}
+
+/**
+ * Prints what `bench:breakdown` and `bench:against` report of each stack against the floor: the
+ * run's shape, the floor's runtime CPU per turn, then for each of `names` its runtime CPU per turn
+ * (and over the floor's), its latency over the floor paired per turn, and its quantiles over the
+ * floor's; `more(name)` adds lines of the script's own under a stack.
+ */
+export function reportOverFloor<Name extends string>(
+  samples: PairedSamples<Name | typeof FLOOR>,
+  names: readonly Name[],
+  options: { rounds: number; store: boolean },
+  more: (name: Name) => string[] = () => [],
+): void {
+  const floorCpu = cpuPerTurn(samples.of(FLOOR));
+  const ms = (value: number | null): string => (value === null ? "?" : `${value.toFixed(2)} ms/turn`);
+  console.log(
+    `store:${options.store}, ${options.rounds} rounds × 30 turns, paired per turn (ms); runtime CPU per turn:`,
+  );
+  console.log(`  ${FLOOR}: ${ms(floorCpu)}`);
+  for (const name of names) {
+    const over = cpuOverFloor(samples, name);
+    console.log(
+      `  ${name}: ${ms(cpuPerTurn(samples.of(name)))}${over === null ? "" : ` (${signed(over)} over the floor)`}`,
+    );
+    console.log(`    over the floor: ${describeDiffs(pairedDiffs(samples.of(name), samples.of(FLOOR)))}`);
+    console.log(`    its quantiles over the floor's: ${describeGaps(samples.of(name), samples.of(FLOOR))}`);
+    for (const line of more(name)) console.log(`    ${line}`);
+  }
+}
